@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import time
 from pathlib import Path
 
 from rich.console import Console
@@ -31,19 +30,18 @@ from ptbench.reference.run import run_reference
 TASK = "frogs-single-tiny"
 
 
-def score(model_dir: Path | None, records: list, rules: str, temperature: float, seed: int) -> tuple[int, int, float]:
-    """(solved, strictly parsed, seconds) of one sample per board."""
-    started = time.monotonic()
+def score(model_dir: Path | None, records: list, rules: str, temperature: float,
+          seed: int) -> list[tuple[int, bool, bool]]:
+    """(board size, solved, strictly parsed) of one sample per board."""
     backend = load_backend(model_dir, "tiny", "cpu", threads=1)
     conversations = [[{"role": "user", "content": render_prompt(r.board, rules)}] for r in records]
     settings = GenerationSettings(max_new_tokens=64, temperature=temperature, seed=seed)
     outputs = backend.generate(conversations, settings)
-    solved = parsed = 0
+    rows = []
     for record, (completion,) in zip(records, outputs, strict=True):
         result = score_answer(record.board, completion.text, rules)
-        solved += result.valid
-        parsed += result.parsed_strict
-    return solved, parsed, time.monotonic() - started
+        rows.append((record.n, result.valid, result.parsed_strict))
+    return rows
 
 
 def main() -> None:
@@ -66,13 +64,16 @@ def main() -> None:
             report = ReferenceReport.model_validate_json((args.model.parent / "reference_report.json").read_text())
         records = build_heldout(args.boards, args.seed, spec.rules, ("tiny",))
         temperature = get_benchmark(spec.benchmark).generation.temperature
-        rows = [("base", *score(None, records, spec.rules, temperature, args.seed)),
-                ("post-trained", *score(model_dir, records, spec.rules, temperature, args.seed))]
+        scored = {"base": score(None, records, spec.rules, temperature, args.seed),
+                  "post-trained": score(model_dir, records, spec.rules, temperature, args.seed)}
     table = Table(title=f"{TASK}: {len(records)} held-out tiny boards, 1 sample each at T={temperature}")
-    for column in ("model", "pass@1 [95% Wilson]", "strict parse [95% Wilson]", "eval seconds"):
+    for column in ("model", "boards", "pass@1 [95% Wilson]", "strict parse [95% Wilson]"):
         table.add_column(column)
-    for name, solved, parsed, seconds in rows:
-        table.add_row(name, wilson(solved, len(records)).text(), wilson(parsed, len(records)).text(), f"{seconds:.1f}")
+    for name, rows in scored.items():
+        for label, keep in (("N=4", {4}), ("N=5", {5}), ("all", {4, 5})):
+            chosen = [row for row in rows if row[0] in keep]
+            solved, parsed = sum(row[1] for row in chosen), sum(row[2] for row in chosen)
+            table.add_row(name, label, wilson(solved, len(chosen)).text(), wilson(parsed, len(chosen)).text())
     console.print(table)
     if report is not None:
         phases = Table(title="recipe phases")

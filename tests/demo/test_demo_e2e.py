@@ -29,8 +29,8 @@ HELDOUT_SEED = {"PTBENCH_HELDOUT_SEED": "20261122"}
 
 pytestmark = pytest.mark.slow
 
-# The demo command as the CLI registers it (cli/demo.py wires `register`), run as a user would.
-_DEMO_CLI = ("import typer; from ptbench.demo import register; app = typer.Typer(); register(app); "
+# The demo command as the CLI registers it, run as a user would.
+_DEMO_CLI = ("import typer; from ptbench.cli.demo import register; app = typer.Typer(); register(app); "
              "app.command('version')(lambda: None); app()")
 
 

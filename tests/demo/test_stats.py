@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ptbench.demo.stats import BoardOutcome, bootstrap_pass_at_k, paired_difference, wilson
+from ptbench.demo.stats import BoardOutcome, bootstrap_pass_at_k, paired_difference, parse_rate, pass_at, wilson
 from ptbench.frogs import pass_at_k
 
 
@@ -72,7 +72,7 @@ def test_paired_difference_sees_a_consistent_gain_that_unpaired_intervals_overla
     difficulty = [0, 3] * 6
     before = _boards([(4, d) for d in difficulty])
     after = _boards([(4, d + 1) for d in difficulty])
-    gain = paired_difference(after, before, 1, resamples=1000)
+    gain = paired_difference(after, before, pass_at(1), resamples=1000)
     assert gain.estimate == pytest.approx(0.25)
     assert gain.low == pytest.approx(0.25) and gain.high == pytest.approx(0.25)
     b, a = bootstrap_pass_at_k(before, 1, resamples=1000), bootstrap_pass_at_k(after, 1, resamples=1000)
@@ -82,11 +82,19 @@ def test_paired_difference_sees_a_consistent_gain_that_unpaired_intervals_overla
 def test_paired_difference_pairs_by_board_id_not_position() -> None:
     before = _boards([(4, 0), (4, 4)])
     after = list(reversed(_boards([(4, 0), (4, 4)])))
-    assert paired_difference(after, before, 1, resamples=100).estimate == 0.0
+    assert paired_difference(after, before, pass_at(1), resamples=100).estimate == 0.0
     with pytest.raises(ValueError, match="share no board"):
-        paired_difference(_boards([(4, 1)], prefix="x"), before, 1)
+        paired_difference(_boards([(4, 1)], prefix="x"), before, pass_at(1))
 
 
 def test_bootstrap_of_no_boards_is_an_error() -> None:
     with pytest.raises(ValueError):
         bootstrap_pass_at_k([], 1)
+
+
+def test_paired_format_compliance_uses_each_boards_parse_rate() -> None:
+    before = [BoardOutcome(board_id=f"b{i}", samples=4, solved=0, parsed=0) for i in range(5)]
+    after = [BoardOutcome(board_id=f"b{i}", samples=4, solved=0, parsed=i % 5) for i in range(5)]
+    gain = paired_difference(after, before, parse_rate, resamples=500)
+    assert gain.estimate == pytest.approx((0 + 0.25 + 0.5 + 0.75 + 1.0) / 5)
+    assert 0 < gain.low < gain.estimate < gain.high <= 1

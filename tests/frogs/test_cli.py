@@ -1,4 +1,4 @@
-"""`ptbench frogs ...` and `ptbench demo` as a user runs them: outputs, files, exit codes."""
+"""`ptbench frogs ...` as a user runs them: outputs, files, exit codes."""
 
 from __future__ import annotations
 
@@ -76,12 +76,3 @@ def test_bad_options_exit_2(cli, tmp_path: Path):
         result = cli("frogs", "heldout", "--out", str(tmp_path / "x.jsonl"), *args)
         assert result.returncode == 2 and "Traceback" not in result.stderr
     assert cli("frogs", "show", str(tmp_path / "missing.json")).returncode == 2
-
-
-def test_demo_scores_solver_and_baseline(tmp_path: Path):
-    env = {**os.environ, "PTBENCH_WORKDIR": str(tmp_path / "work")}
-    result = subprocess.run([sys.executable, "-m", "ptbench.cli.main", "demo", "--count", "9", "--samples", "2"],
-                            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
-    assert result.returncode == 0, result.stderr
-    assert "pass@2" in result.stdout and "greedy" in result.stdout and "Harbor" in result.stdout
-    assert len(read_heldout(tmp_path / "work" / "demo" / "frogs-heldout.jsonl")) == 9

@@ -31,6 +31,25 @@ def test_greedy_is_deterministic_and_honours_max_new_tokens(backend) -> None:
         assert completion.finish_reason == "length" or completion.output_tokens < 7
 
 
+def test_generation_stops_at_the_context_window(backend) -> None:
+    # A cap far beyond the window: the answer ends where the window does, and a prompt that already fills
+    # the window gets an empty answer, never an error or a run past the model's positions.
+    window = backend.model.config.max_position_embeddings
+
+    def prompt(words: int) -> list[dict[str, str]]:
+        return [{"role": "user", "content": "frog " * words}]
+
+    one, two = (len(ids) for ids in backend.prompt_ids([prompt(1), prompt(2)], None))
+    near_full = prompt((window - 8 - one) // (two - one))
+    (ids,) = backend.prompt_ids([near_full], None)
+    assert window - 40 < len(ids) < window
+    (answer,) = backend.generate([near_full], GenerationSettings(max_new_tokens=4 * window))[0]
+    assert answer.input_tokens + answer.output_tokens <= window
+    assert answer.finish_reason == "length" or answer.output_tokens < window - len(ids)
+    (empty,) = backend.generate([prompt(window)], GenerationSettings(max_new_tokens=8))[0]
+    assert (empty.text, empty.output_tokens, empty.finish_reason) == ("", 0, "length")
+
+
 def test_sampling_is_deterministic_with_a_seed(backend) -> None:
     settings = GenerationSettings(max_new_tokens=12, temperature=1.0, seed=7)
     first = backend.generate(CONVERSATIONS, settings, n=3)

@@ -11,4 +11,4 @@ def tiny_policy():
     from ptbench.reference.config import TINY_FROGS
     from ptbench.reference.training import load_policy
 
-    return load_policy("tiny", TINY_FROGS)
+    return load_policy("tiny", TINY_FROGS.model_copy(update={"threads": 1}))

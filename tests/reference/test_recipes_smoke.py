@@ -20,7 +20,7 @@ from ptbench.errors import UserError
 from ptbench.models.intake import intake
 from ptbench.models.loading import base_source
 from ptbench.reference.config import (
-    TINY_BENCHMARK, TINY_FROGS, EvalSettings, GrpoSettings, SftSettings, Stage, dump_recipe,
+    TINY_BENCHMARK, TINY_FROGS, EvalSettings, GrpoSettings, LoraSettings, SftSettings, Stage, dump_recipe,
 )
 from ptbench.reference.run import REPORT_FILE, run_reference
 
@@ -29,7 +29,7 @@ _SMOKE_SFT = SftSettings(learning_rate=1e-3, batch_size=2, max_steps=2, max_leng
 _SMOKE_GRPO = GrpoSettings(learning_rate=1e-5, prompts_per_step=1, num_generations=2, max_completion_length=6,
                            constraint_reward=0.4, length_reward=True)
 SMOKE_FROGS = TINY_FROGS.model_copy(update={
-    "sft_boards_per_size": 4, "sft": _SMOKE_SFT, "grpo": _SMOKE_GRPO,
+    "threads": 1, "sft_boards_per_size": 4, "sft": _SMOKE_SFT, "grpo": _SMOKE_GRPO,
     "curriculum": (Stage(n=4, steps=1), Stage(n=5, steps=1)),
     "eval": EvalSettings(boards_per_size=2, show_samples=2, max_new_tokens=6),
 })
@@ -83,7 +83,8 @@ def test_benchmark_sft_through_the_cli(cli, tmp_path: Path) -> None:
     data.mkdir()
     shutil.copy(FIXTURES / "sft.jsonl", data / "sft.jsonl")
     recipe = tmp_path / "recipe.json"
-    dump_recipe(TINY_BENCHMARK.model_copy(update={"threads": 1, "sft": _SMOKE_SFT}), recipe)
+    lora = LoraSettings(r=4, alpha=8)  # the GPU recipes' path: a LoRA adapter, merged into a full model at save
+    dump_recipe(TINY_BENCHMARK.model_copy(update={"threads": 1, "sft": _SMOKE_SFT, "lora": lora}), recipe)
     spec = tmp_path / "task.json"
     get_task("arena-hard-writing-tiny").dump(spec)
     out = tmp_path / "final_model"

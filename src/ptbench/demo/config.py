@@ -98,6 +98,11 @@ class DemoPaths(BaseModel):
         return self.demo / "summary.json"
 
     @property
+    def error_log(self) -> Path:
+        """The traceback of a step that failed unexpectedly."""
+        return self.demo / "error.txt"
+
+    @property
     def store(self) -> Path:
         return self.work_dir / "results.sqlite"
 

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 from rich.console import Console
 from rich.text import Text
 
+from ptbench.demo.failures import PASS_THROUGH, step_failure
 from ptbench.store.models import TrialRecord
 
 HARBOR_PHASES = {
@@ -35,11 +37,12 @@ class PhaseTime(BaseModel):
 
 class StepClock:
     """The demo's own steps: a numbered header for each (a spinner for those without a display of their
-    own) and its wall-clock seconds, in the order they ran."""
+    own), its wall-clock seconds, and an unexpected error turned into a one-line DemoFailed."""
 
-    def __init__(self, console: Console, total: int) -> None:
+    def __init__(self, console: Console, total: int, error_log: Path) -> None:
         self.console = console
         self.total = total
+        self.error_log = error_log
         self.phases: list[PhaseTime] = []
 
     @contextmanager
@@ -48,11 +51,12 @@ class StepClock:
         self.console.rule(Text(f"{len(self.phases) + 1}/{self.total} {name}", style="bold"), align="left")
         started = time.monotonic()
         try:
-            if spinner:
-                with self.console.status(name):
-                    yield
-            else:
+            with self.console.status(name) if spinner else nullcontext():
                 yield
+        except PASS_THROUGH:
+            raise
+        except Exception as exc:
+            raise step_failure(name, exc, self.error_log) from exc
         finally:
             seconds = round(time.monotonic() - started, 1)
             self.phases.append(PhaseTime(name=name, seconds=seconds, source="demo", setup=setup))

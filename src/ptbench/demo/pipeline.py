@@ -20,8 +20,9 @@ from pathlib import Path
 from rich.console import Console
 
 from ptbench.demo.config import DEMO_K, DEMO_MAX_TOKENS, VERIFY_MAX_TOKENS_ENV, DemoConfig, DemoPaths
+from ptbench.demo.failures import DemoFailed
 from ptbench.demo.phases import StepClock
-from ptbench.demo.report import JOB_STEP, DemoFailed, build_summary, check_outcome
+from ptbench.demo.report import JOB_STEP, build_summary, check_outcome
 from ptbench.demo.summary import DemoSummary, render
 
 STEPS = 7
@@ -48,7 +49,7 @@ def run_demo(console: Console, work_dir: Path, budget_minutes: float | None = No
     env, ro_paths = _recipe_overrides(config.recipe)  # bad input fails before anything is written
     if config.max_tokens is not None:
         env[VERIFY_MAX_TOKENS_ENV] = str(config.max_tokens)
-    clock = StepClock(console, STEPS)
+    clock = StepClock(console, STEPS, paths.error_log)
     console.print(f"[bold]ptbench demo[/bold]: task {spec.name}, run {paths.run}, files under {paths.work_dir}")
     console.print(f"the reference recipe post-trains the tiny base model within {spec.budget_hours * 60:g} minutes "
                   f"in a local sandbox through Harbor; the verifier scores it on {spec.heldout_count} held-out "

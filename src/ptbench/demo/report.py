@@ -15,17 +15,15 @@ from pathlib import Path
 from ptbench.catalog.spec import TaskSpec
 from ptbench.demo.boards import read_boards
 from ptbench.demo.config import DemoConfig, DemoPaths
+from ptbench.demo.failures import DemoFailed
 from ptbench.demo.phases import PhaseTime, trial_phases
+from ptbench.demo.stats import BoardOutcome
 from ptbench.demo.summary import DemoSummary, Locations, ModelScores, compare, score_model
 from ptbench.store.models import JobRecord, TrialRecord
 
 MAX_DETAILS_BYTES = 4 * 1024 * 1024
 JOB_STEP = "Harbor job (reference agent, then verifier)"
 """The demo step that the trial's Harbor phases break down."""
-
-
-class DemoFailed(Exception):
-    """A stage of the demo did not do its job (not bad input): reported in one line, non-zero exit."""
 
 
 class UnusableOutput(Exception):
@@ -40,30 +38,29 @@ def build_summary(config: DemoConfig, spec: TaskSpec, paths: DemoPaths, task_dir
         base_scores, base_boards = _scores("base model", paths.baseline, k, config.resamples)
     except UnusableOutput as exc:
         raise DemoFailed(f"the base model's evaluation is unusable: {exc}") from exc
-    trial = record.trials[0] if record.trials else None
+    trial = record.trials[0].trial if record.trials else None
+    trial_dir = Path(trial.trial_dir) if trial else None
     trained = comparison = None
-    verifier_dir = Path(trial.trial.trial_dir) / "verifier" if trial else None
     problem = None
-    if verifier_dir is not None:
+    if trial_dir is not None:
         try:
-            trained, boards = _scores("post-trained (reference recipe)", verifier_dir, k, config.resamples)
+            trained, boards = _scores("post-trained (reference recipe)", trial_dir / "verifier", k, config.resamples)
             comparison = compare(boards, base_boards, k, config.resamples)
         except UnusableOutput as exc:
             problem = f"verifier output unusable: {exc}"
-    inspect_dirs = [str(Path(s.inspect_log).parent) for s in (base_scores, trained) if s is not None]
     return DemoSummary(
         run=paths.run, task=spec.name, spec=spec.model_dump(mode="json"), max_tokens=config.max_tokens,
-        trial=trial.trial.trial_name if trial else None,
-        trial_status=trial.trial.status if trial else "missing",
-        trial_reason=(trial.trial.reason if trial else "the job has no trial") or problem,
+        trial=trial.trial_name if trial else None, trial_status=trial.status if trial else "missing",
+        trial_reason=(trial.reason if trial else "the job has no trial") or problem,
         base=base_scores, trained=trained, comparison=comparison,
-        phases=_phases(demo_phases, trial),
+        phases=_phases(demo_phases, record.trials[0] if record.trials else None),
         locations=Locations(
             work_dir=str(paths.work_dir), task_dir=str(task_dir), job_dir=str(paths.job),
-            trial_dir=trial.trial.trial_dir if trial else None,
-            agent_log=_existing(Path(trial.trial.trial_dir) / "agent" / "oracle.txt") if trial else None,
-            verifier_dir=str(verifier_dir) if verifier_dir else None,
-            inspect_dirs=inspect_dirs, store=str(paths.store), summary=str(paths.summary),
+            trial_dir=str(trial_dir) if trial_dir else None,
+            agent_log=_existing(trial_dir / "agent" / "oracle.txt") if trial_dir else None,
+            verifier_dir=str(trial_dir / "verifier") if trial_dir else None,
+            inspect_dirs=[str(Path(s.inspect_log).parent) for s in (base_scores, trained) if s is not None],
+            store=str(paths.store), summary=str(paths.summary),
         ),
     )
 
@@ -72,14 +69,14 @@ def check_outcome(summary: DemoSummary) -> None:
     """Raise DemoFailed when the loop did not close: no post-trained score, or the base model scored instead."""
     where = summary.locations.trial_dir or summary.locations.job_dir
     if summary.trained is None:
-        reason = summary.trial_reason or "no verifier output"
+        reason = _first_line(summary.trial_reason or "no verifier output")
         raise DemoFailed(f"the reference agent's trial {summary.trial_status}: {reason} (see {where})")
     if summary.trained.scored == "base":
-        reason = summary.trained.fallback_reasons[0] if summary.trained.fallback_reasons else "no reason recorded"
+        reason = _first_line(summary.trained.fallback_reasons[0] if summary.trained.fallback_reasons else "no reason")
         raise DemoFailed(f"the verifier scored the base model instead of the submission: {reason} (see {where})")
 
 
-def _scores(label: str, out_dir: Path, k: int, resamples: int) -> tuple[ModelScores, list]:
+def _scores(label: str, out_dir: Path, k: int, resamples: int) -> tuple[ModelScores, list[BoardOutcome]]:
     """One model's scores from a verifier output dir: details.json, reward and its inspect log."""
     from ptbench.verify.verdict import Verdict
 
@@ -141,6 +138,10 @@ def _read_capped(path: Path) -> bytes:
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_DETAILS_BYTES:
             raise UnusableOutput(f"{path} is not a plain file of at most {MAX_DETAILS_BYTES} bytes")
         return handle.read(MAX_DETAILS_BYTES + 1)
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "no reason given")
 
 
 def _plain_file(path: Path) -> bool:

@@ -63,39 +63,50 @@ def wilson(successes: int, trials: int, confidence: float = DEFAULT_CONFIDENCE) 
                     confidence=confidence, method="wilson")
 
 
+BoardValue = Callable[[BoardOutcome], float]
+"""A per-board number: its pass@k, its format-compliance rate, ..."""
+
+
+def pass_at(k: int) -> BoardValue:
+    """A board's unbiased pass@k."""
+    return lambda board: pass_at_k(board.samples, board.solved, k)
+
+
+def parse_rate(board: BoardOutcome) -> float:
+    """A board's share of strictly parsed samples."""
+    return board.parsed / board.samples
+
+
 def bootstrap_pass_at_k(boards: Sequence[BoardOutcome], k: int, *, confidence: float = DEFAULT_CONFIDENCE,
                         resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> Interval:
     """Mean pass@k over boards, with a percentile bootstrap that resamples boards."""
-    values = [pass_at_k(b.samples, b.solved, k) for b in boards]
-    return _bootstrap(values, fmean, confidence, resamples, seed)
+    return _bootstrap([pass_at(k)(b) for b in boards], confidence, resamples, seed)
 
 
-def paired_difference(after: Sequence[BoardOutcome], before: Sequence[BoardOutcome], k: int, *,
+def paired_difference(after: Sequence[BoardOutcome], before: Sequence[BoardOutcome], value: BoardValue, *,
                       confidence: float = DEFAULT_CONFIDENCE, resamples: int = DEFAULT_RESAMPLES,
                       seed: int = 0) -> Interval:
-    """pass@k(after) - pass@k(before) on the boards both were scored on, bootstrapped paired by board."""
+    """Mean of value(after) - value(before) over the boards both were scored on, bootstrapped paired by board."""
     by_id = {b.board_id: b for b in before}
     shared = [b for b in after if b.board_id in by_id]
     if not shared:
         raise ValueError("the two evaluations share no board")
-    values = [pass_at_k(b.samples, b.solved, k) - pass_at_k(by_id[b.board_id].samples, by_id[b.board_id].solved, k)
-              for b in shared]
-    return _bootstrap(values, fmean, confidence, resamples, seed)
+    return _bootstrap([value(b) - value(by_id[b.board_id]) for b in shared], confidence, resamples, seed)
 
 
-def _bootstrap(values: Sequence[float], statistic: Callable[[Sequence[float]], float], confidence: float,
-               resamples: int, seed: int) -> Interval:
+def _bootstrap(values: Sequence[float], confidence: float, resamples: int, seed: int) -> Interval:
+    """The mean of `values` with a percentile bootstrap interval (resampling the values, seeded)."""
     if not values:
         raise ValueError("no boards to bootstrap over")
     if resamples < 1:
         raise ValueError("resamples must be at least 1")
     rng = random.Random(seed)
     m = len(values)
-    stats = sorted(statistic([values[rng.randrange(m)] for _ in range(m)]) for _ in range(resamples))
+    means = sorted(fmean([values[rng.randrange(m)] for _ in range(m)]) for _ in range(resamples))
     tail = (1 - confidence) / 2
-    low = stats[max(0, math.floor(tail * resamples))]
-    high = stats[min(resamples - 1, math.ceil((1 - tail) * resamples) - 1)]
-    return Interval(estimate=statistic(values), low=low, high=high, confidence=confidence,
+    low = means[max(0, math.floor(tail * resamples))]
+    high = means[min(resamples - 1, math.ceil((1 - tail) * resamples) - 1)]
+    return Interval(estimate=fmean(values), low=low, high=high, confidence=confidence,
                     method=f"bootstrap over {m} boards")
 
 

@@ -15,8 +15,15 @@ from rich.table import Table
 from rich.text import Text
 
 from ptbench.demo.phases import PhaseTime
-from ptbench.demo.stats import BoardOutcome, Interval, bootstrap_pass_at_k, paired_difference, wilson
-
+from ptbench.demo.stats import (
+    BoardOutcome,
+    Interval,
+    bootstrap_pass_at_k,
+    paired_difference,
+    parse_rate,
+    pass_at,
+    wilson,
+)
 
 INSPECT_NAMES = ("base model", "post-trained")
 
@@ -47,6 +54,7 @@ class Comparison(_Frozen):
 
     pass_at_1: Interval
     pass_at_k: Interval
+    format_compliance: Interval
     beats_base: bool = Field(description="the pass@1 improvement's interval lies above 0")
 
 
@@ -105,8 +113,9 @@ def score_model(label: str, boards: Sequence[BoardOutcome], k: int, *, scored: L
 
 def compare(trained: Sequence[BoardOutcome], base: Sequence[BoardOutcome], k: int, resamples: int) -> Comparison:
     """The paired improvement of the post-trained model over its base."""
-    one = paired_difference(trained, base, 1, resamples=resamples)
-    return Comparison(pass_at_1=one, pass_at_k=paired_difference(trained, base, k, resamples=resamples),
+    one = paired_difference(trained, base, pass_at(1), resamples=resamples)
+    return Comparison(pass_at_1=one, pass_at_k=paired_difference(trained, base, pass_at(k), resamples=resamples),
+                      format_compliance=paired_difference(trained, base, parse_rate, resamples=resamples),
                       beats_base=one.low > 0)
 
 
@@ -148,11 +157,12 @@ def _scores_table(summary: DemoSummary) -> Table:
 def _comparison_text(comparison: Comparison, k: int) -> Text:
     verdict = ("beats its base by more than the noise" if comparison.beats_base
                else "does not beat its base by more than the noise")
-    style = "green" if comparison.beats_base else "yellow"
     return Text.assemble(
-        ("improvement over base (paired bootstrap over boards): ", "bold"),
-        f"pass@1 {_signed(comparison.pass_at_1)}, pass@{k} {_signed(comparison.pass_at_k)}: the post-trained model ",
-        (verdict, style),
+        ("improvement over base", "bold"), " (paired bootstrap over boards, 95%): ",
+        f"pass@1 {_signed(comparison.pass_at_1)}, pass@{k} {_signed(comparison.pass_at_k)}, "
+        f"format compliance {_signed(comparison.format_compliance)}\n",
+        ("the post-trained model ", "bold"), (verdict, "bold green" if comparison.beats_base else "bold yellow"),
+        f" (the pass@1 gain's interval {'lies' if comparison.beats_base else 'does not lie'} above 0)",
     )
 
 

@@ -14,32 +14,30 @@ from rich.console import Console
 
 from ptbench.catalog.spec import TaskSpec
 from ptbench.errors import UserError
-from ptbench.reference.benchmark_data import training_source
+from ptbench.reference.benchmark_data import Pair, training_source
 from ptbench.reference.config import BenchmarkRecipe
 from ptbench.reference.frogs_sft import Example
 from ptbench.reference.progress import RichSteps, progress_bar, without_log_printing
 from ptbench.reference.training import Policy, trl_args
 
 
-def benchmark_examples(spec: TaskSpec, recipe: BenchmarkRecipe, policy: Policy, data_dir: Path | None) -> list[Example]:
-    """Prompt-completion examples for the task's benchmark (shuffled, capped at `max_examples`)."""
+def training_pairs(spec: TaskSpec, recipe: BenchmarkRecipe, data_dir: Path | None) -> list[Pair]:
+    """The task's benchmark training pairs (shuffled, capped at `max_examples`); loaded before any model."""
     pairs = training_source(spec.benchmark).pairs(data_dir)
     if not pairs:
         raise UserError(f"{spec.benchmark}: the training data is empty")
     random.Random(recipe.seed).shuffle(pairs)
-    if recipe.max_examples is not None:
-        pairs = pairs[: recipe.max_examples]
-    return [{"prompt": policy.prompt([{"role": "user", "content": prompt}]), "completion": answer + policy.end_of_turn}
-            for prompt, answer in pairs]
+    return pairs if recipe.max_examples is None else pairs[: recipe.max_examples]
 
 
-def run_benchmark_sft(spec: TaskSpec, recipe: BenchmarkRecipe, policy: Policy, data_dir: Path | None, work: Path,
+def run_benchmark_sft(spec: TaskSpec, recipe: BenchmarkRecipe, policy: Policy, pairs: list[Pair], work: Path,
                       console: Console) -> int:
-    """SFT the policy on the benchmark's training data; returns the number of examples."""
+    """SFT the policy on the benchmark's training pairs; returns the number of examples."""
     from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
 
-    examples = benchmark_examples(spec, recipe, policy, data_dir)
+    examples: list[Example] = [{"prompt": policy.prompt([{"role": "user", "content": prompt}]),
+                                "completion": answer + policy.end_of_turn} for prompt, answer in pairs]
     sft = recipe.sft
     config = SFTConfig(**trl_args(
         recipe, work, learning_rate=sft.learning_rate, per_device_train_batch_size=sft.batch_size,

@@ -42,7 +42,8 @@ class SftSettings(_Frozen):
     max_length: int = Field(ge=16, description="tokens per example (prompt + answer)")
     warmup_ratio: float = Field(0.05, ge=0, lt=1)
     eval_every: int = Field(ge=1, description="steps between dev evaluations (frogs: the parse gate)")
-    parse_gate: float = Field(0.9, gt=0, le=1, description="frogs: stop SFT once the strict-parse rate on dev reaches this")
+    parse_gate: float = Field(0.9, gt=0, le=1,
+                              description="frogs: stop SFT once the strict-parse rate on dev reaches this")
     signal_gate: float = Field(0.0, ge=0, le=1, description="frogs: and once the pass rate on the first curriculum "
                                "size's dev boards reaches this (0: parse gate only), so that GRPO groups see a success")
 
@@ -57,7 +58,8 @@ class GrpoSettings(_Frozen):
     temperature: float = Field(1.0, gt=0)
     beta: float = Field(0.0, ge=0, description="KL coefficient (0: no reference model)")
     format_reward: float = Field(0.1, ge=0, lt=1, description="reward of a strictly parsed but invalid answer")
-    constraint_reward: float = Field(0.0, ge=0, lt=0.9, description="plus this times the share of frogs no rule names")
+    constraint_reward: float = Field(0.0, ge=0, lt=0.9, description="plus this times the share of frogs no rule "
+                                     "names (0: strict parse + validity only; 0.4 hurt the tiny model's format)")
     length_reward: bool = Field(False, description="add the per-problem calibrated length reward")
     length_coef_max: float = Field(0.5, ge=0, description="cap on the length reward's per-batch coefficient")
     use_vllm: bool = False
@@ -92,7 +94,8 @@ class FrogsRecipe(_Frozen):
     mode: Literal["single", "multi"] = "single"
     device: Literal["cpu", "cuda"] = "cpu"
     dtype: Literal["float32", "bfloat16"] = "float32"
-    threads: int = Field(0, ge=0, description="torch CPU threads (0: torch's default)")
+    threads: int = Field(0, ge=0, description="torch CPU threads (0: torch's default, one per core; on a "
+                         "machine shared with other busy processes 1 is much faster)")
     seed: int = 0
     lora: LoraSettings | None = None
     sft_boards_per_size: int = Field(ge=1, description="distinct training boards per curriculum size")
@@ -124,20 +127,23 @@ _RECIPE = TypeAdapter(Recipe)
 # --- the tiny model on a CPU: minutes -------------------------------------------------------------
 
 TINY_FROGS = FrogsRecipe(
-    threads=1,  # on 2 shared cores one thread beats two (OpenMP threads stall when a core is busy)
     sft_boards_per_size=400,
-    sft=SftSettings(learning_rate=3e-3, batch_size=16, max_steps=300, max_length=512, eval_every=25),
+    # the signal gate: measured, a parse-only gate (reached at ~75 steps) left GRPO without a single success
+    sft=SftSettings(learning_rate=3e-3, batch_size=8, max_steps=400, max_length=512, eval_every=25,
+                    signal_gate=0.25),
     grpo=GrpoSettings(learning_rate=1e-4, prompts_per_step=2, num_generations=8, max_completion_length=48,
                       temperature=0.7),
-    curriculum=(Stage(n=4, steps=30), Stage(n=5, steps=30)),
+    curriculum=(Stage(n=4, steps=25), Stage(n=5, steps=10)),
     eval=EvalSettings(boards_per_size=32, max_new_tokens=48),
 )
 TINY_FROGS_MULTI = TINY_FROGS.model_copy(update={
     "mode": "multi",
-    "sft": SftSettings(learning_rate=1e-3, batch_size=16, max_steps=300, max_length=768, eval_every=25),
-    "grpo": GrpoSettings(learning_rate=2e-5, prompts_per_step=2, num_generations=4, max_completion_length=24),
-    "curriculum": (Stage(n=4, steps=10), Stage(n=5, steps=10)),
-    "eval": EvalSettings(boards_per_size=16, max_new_tokens=24),
+    "sft": SftSettings(learning_rate=3e-3, batch_size=8, max_steps=200, max_length=1024, eval_every=25),
+    "grpo": GrpoSettings(learning_rate=1e-4, prompts_per_step=1, num_generations=4, max_completion_length=100,
+                         temperature=0.7),
+    "curriculum": (Stage(n=4, steps=8), Stage(n=5, steps=4)),
+    "eval": EvalSettings(boards_per_size=8, max_new_tokens=100),
+    "max_turns": 3,
 })
 TINY_BENCHMARK = BenchmarkRecipe(
     max_examples=400,
@@ -152,14 +158,15 @@ _GPU_LORA = LoraSettings(r=32, alpha=64)
 
 def _gpu_frogs(model: str, sizes: tuple[int, ...], mode: Literal["single", "multi"]) -> FrogsRecipe:
     lr = _GPU_LR[model]
+    tokens = 4096 if mode == "single" else 512  # multi-turn: per turn, up to `max_turns` turns
     return FrogsRecipe(
         mode=mode, device="cuda", dtype="bfloat16", lora=_GPU_LORA, sft_boards_per_size=2000,
-        sft=SftSettings(learning_rate=lr, batch_size=16, grad_accum=2, max_steps=1500, max_length=4096,
-                        eval_every=100, parse_gate=0.95),
+        sft=SftSettings(learning_rate=lr, batch_size=16, grad_accum=2, max_steps=1500, max_length=8192,
+                        eval_every=100, parse_gate=0.95, signal_gate=0.05),
         grpo=GrpoSettings(learning_rate=lr / 10, prompts_per_step=16, num_generations=8,
-                          max_completion_length=4096, beta=0.0, use_vllm=True),
+                          max_completion_length=tokens, beta=0.0, use_vllm=mode == "single"),
         curriculum=tuple(Stage(n=n, steps=150) for n in sizes),
-        eval=EvalSettings(boards_per_size=64, max_new_tokens=4096), max_turns=80,
+        eval=EvalSettings(boards_per_size=64, max_new_tokens=tokens), max_turns=40,
     )
 
 

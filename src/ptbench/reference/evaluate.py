@@ -66,7 +66,8 @@ def evaluate_dev(policy: Policy, boards: dict[int, list[BoardRecord]], play: Pla
         model.generation_config = saved_config
         model.train()
     sizes = tuple(
-        SizeResult(n=n, boards=len(rows), parse_rate=_mean(p for p, _, _ in rows), pass_rate=_mean(s for _, s, _ in rows))
+        SizeResult(n=n, boards=len(rows), parse_rate=_mean(p for p, _, _ in rows),
+                   pass_rate=_mean(s for _, s, _ in rows))
         for n, rows in outcomes.items()
     )
     every = [row for rows in outcomes.values() for row in rows]

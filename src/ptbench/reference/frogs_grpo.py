@@ -1,10 +1,12 @@
 """Frogs GRPO (single turn): the frogs verifier is the reward, one TRL GRPOTrainer per curriculum stage.
 
-Reward of a completion: 1 if it strictly parses and the placement is valid; if it strictly parses
-but breaks a rule, `format_reward` plus `constraint_reward` times the share of the N frogs that the
-verifier does not name in any broken constraint (always below 1, so a solve beats every near
-miss); 0 if it does not parse. Optionally the calibrated length reward is added (`length_reward`). Prompts are the verifier's exact prompts (forced chat template), sampled
-at the recipe's temperature, and generation stops at the template's end-of-turn tokens.
+Reward of a completion, all from the frogs engine's strict parser and verifier: 1 if it parses
+and the placement is valid; if it parses but breaks a rule, `format_reward` plus
+`constraint_reward` times the share of the N frogs that the verifier names in no broken
+constraint (the sum stays below 1, so a solve always beats a near miss); 0 if it does not parse.
+Optionally the calibrated length reward is added (`length_reward`). Prompts are the verifier's
+exact prompts (forced chat template), sampled at the recipe's temperature; generation stops at
+the template's end-of-turn tokens.
 """
 
 from __future__ import annotations

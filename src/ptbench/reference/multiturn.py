@@ -21,6 +21,7 @@ from typing import Any
 from rich.console import Console
 
 from ptbench.frogs import Board, BoardRecord, FrogToolEnv, Rules, verify_placement
+from ptbench.frogs.toolenv import TOOLS
 from ptbench.models.backends.base import Conversation, GenerationSettings
 from ptbench.reference.config import FrogsRecipe, Stage
 from ptbench.reference.evaluate import Outcome, Player
@@ -145,7 +146,7 @@ def episode_reward(episode: Episode, format_reward: float, constraint_reward: fl
     if episode.env.solved:
         return 1.0
     calls = episode.env.transcript
-    well_formed = sum(1 for c in calls if c.name) / len(calls) if calls else 0.0
+    well_formed = sum(1 for c in calls if c.name in TOOLS) / len(calls) if calls else 0.0
     board, frogs = episode.env.board, episode.env.frogs
     failures = verify_placement(board, frogs, episode.env.rules).failures
     return format_reward * well_formed + constraint_reward * clean_share(board, frogs, failures)
@@ -155,11 +156,15 @@ def player(policy: Policy, settings: GenerationSettings, rules: Rules, max_turns
     """Dev evaluation of the multi-turn policy: (any call worked, solved, the calls made)."""
 
     def play(records: list[BoardRecord]) -> list[Outcome]:
+        import torch
+
+        if settings.seed is not None:  # as the single-turn backend does: same boards, same samples
+            torch.manual_seed(settings.seed)
         policy.model.eval()
         episodes = play_episodes(policy, [r.board for r in records], rules, settings.temperature,
                                  settings.max_new_tokens, max_turns)
-        return [(any(c.ok for c in e.env.transcript), e.env.solved, " ".join(c.raw or "(no call)" for c in e.env.transcript))
-                for e in episodes]
+        return [(any(c.ok for c in e.env.transcript), e.env.solved,
+                 " ".join(c.raw or "(no call)" for c in e.env.transcript)) for e in episodes]
 
     return play
 

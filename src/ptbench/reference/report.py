@@ -34,7 +34,7 @@ class ReferenceReport(BaseModel):
     phases: list[PhaseTime] = []
     evaluations: list[DevEval] = Field([], description="every dev evaluation, in order (frogs)")
     sft_stopped_at_gate: bool | None = Field(None, description="frogs: whether SFT stopped at its gate")
-    train_examples: int = 0
+    train_examples: int = Field(0, description="SFT examples prepared (frogs SFT may stop before using all)")
     notes: list[str] = []
 
     def write(self, path: Path) -> None:

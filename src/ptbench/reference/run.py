@@ -9,6 +9,7 @@ run is recorded in reference_report.json beside the model directory.
 from __future__ import annotations
 
 import tempfile
+from functools import partial
 from pathlib import Path
 
 from rich.console import Console
@@ -20,7 +21,7 @@ from ptbench.reference.config import BenchmarkRecipe, FrogsRecipe, recipe_for
 from ptbench.reference.evaluate import DevEval, Player, dev_settings, evaluate_dev, single_turn_player
 from ptbench.reference.progress import PhaseClock
 from ptbench.reference.report import PhaseTime, ReferenceReport
-from ptbench.reference.training import Policy, load_policy, save_final_model
+from ptbench.reference.training import Policy, check_out, load_policy, save_final_model
 
 REPORT_FILE = "reference_report.json"
 
@@ -39,22 +40,24 @@ def run_reference(spec: TaskSpec, out: Path, *, recipe: FrogsRecipe | BenchmarkR
     frogs = spec.benchmark.startswith("frogs-")
     if frogs != isinstance(recipe, FrogsRecipe):
         raise UserError(f"a {recipe.kind} recipe cannot run task {spec.name} ({spec.benchmark})")
-    if out.exists() and any(out.iterdir()) and not force:
-        raise UserError(f"{out} exists and is not empty; pass --force to replace it")
+    check_out(out, force)
     _quiet_libraries()
     clock = PhaseClock()
     report = ReferenceReport(task=spec.name, benchmark=spec.benchmark, base_model=spec.base_model,
                              recipe=recipe.model_dump(mode="json"), model_dir=str(out))
     with tempfile.TemporaryDirectory(prefix="ptbench-reference-") as work:
+        if isinstance(recipe, BenchmarkRecipe):
+            from ptbench.reference.benchmark_sft import run_benchmark_sft, training_pairs
+
+            with clock.phase("training data"):  # bad or missing data fails before any model loads
+                pairs = training_pairs(spec, recipe, data_dir)
         with clock.phase("load base model"):
             policy = load_policy(spec.base_model, recipe, base_dir)
         if isinstance(recipe, FrogsRecipe):
             _run_frogs(spec, recipe, policy, Path(work), clock, console, report)
         else:
-            from ptbench.reference.benchmark_sft import run_benchmark_sft
-
             with clock.phase("SFT"):
-                report.train_examples = run_benchmark_sft(spec, recipe, policy, data_dir, Path(work), console)
+                report.train_examples = run_benchmark_sft(spec, recipe, policy, pairs, Path(work), console)
         with clock.phase("save"):
             save_final_model(policy, out, replace=force)
     report.phases = [PhaseTime(name=name, wall_seconds=clock.wall[name], cpu_seconds=clock.cpu[name])
@@ -69,7 +72,7 @@ def run_reference(spec: TaskSpec, out: Path, *, recipe: FrogsRecipe | BenchmarkR
 
 def _run_frogs(spec: TaskSpec, recipe: FrogsRecipe, policy: Policy, work: Path, clock: PhaseClock,
                console: Console, report: ReferenceReport) -> None:
-    from ptbench.reference.curriculum import run_curriculum
+    from ptbench.reference.curriculum import StageTrainer, run_curriculum
     from ptbench.reference.frogs_data import recipe_boards, training_stream
     from ptbench.reference.frogs_sft import run_sft
 
@@ -87,17 +90,14 @@ def _run_frogs(spec: TaskSpec, recipe: FrogsRecipe, policy: Policy, work: Path, 
 
         play: Player = single_turn_player(policy, settings, spec.rules)
         examples = single_turn_examples(policy, puzzles, spec.rules)
-
-        def train_stage(stage, stage_boards):  # noqa: ANN001, ANN202 - a curriculum StageTrainer
-            frogs_grpo.train_stage(policy, recipe, spec.rules, stage, stage_boards, work, console)
+        train_stage: StageTrainer = partial(frogs_grpo.train_stage, policy, recipe, spec.rules, work=work,
+                                            console=console)
     else:
         from ptbench.reference import multiturn
 
         play = multiturn.player(policy, settings, spec.rules, recipe.max_turns)
         examples = multiturn.sft_examples(policy, puzzles, spec.rules)
-
-        def train_stage(stage, stage_boards):  # noqa: ANN001, ANN202 - a curriculum StageTrainer
-            multiturn.train_stage(policy, recipe, spec.rules, stage, stage_boards, work, console)
+        train_stage = partial(multiturn.train_stage, policy, recipe, spec.rules, work=work, console=console)
 
     def evaluate(phase: str, step: int = 0) -> DevEval:
         result = evaluate_dev(policy, boards.dev, play, console, phase, step, recipe.eval.show_samples)
@@ -119,8 +119,9 @@ def _run_frogs(spec: TaskSpec, recipe: FrogsRecipe, policy: Policy, work: Path, 
 
 
 def _quiet_libraries() -> None:
-    """Silence the per-dataset tqdm bars and the experimental-feature warnings; rich shows progress."""
+    """Silence per-dataset tqdm bars, experimental-feature and deprecation chatter; rich shows progress."""
     import os
+    import warnings
 
     from datasets.utils.logging import disable_progress_bar
     from transformers.utils import logging as hf_logging
@@ -128,4 +129,5 @@ def _quiet_libraries() -> None:
     disable_progress_bar()
     hf_logging.set_verbosity_error()
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    warnings.filterwarnings("ignore", category=FutureWarning, module=r"transformers\..*")
 

@@ -99,10 +99,15 @@ def trl_args(recipe: FrogsRecipe | BenchmarkRecipe, work: Path, **fields: Any) -
     }
 
 
+def check_out(out: Path, replace: bool) -> None:
+    """Refuse to overwrite a non-empty output directory unless asked to."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not replace:
+        raise UserError(f"{out} exists and is not empty; pass --force to replace it")
+
+
 def save_final_model(policy: Policy, out: Path, replace: bool = False) -> Path:
     """Write the trained model to `out` (merged, safetensors, with the tokenizer); returns `out`."""
-    if out.exists() and any(out.iterdir()) and not replace:
-        raise UserError(f"{out} exists and is not empty; pass --force to replace it")
+    check_out(out, replace)
     out.parent.mkdir(parents=True, exist_ok=True)
     model = policy.model
     if hasattr(model, "merge_and_unload"):
@@ -115,8 +120,10 @@ def save_final_model(policy: Policy, out: Path, replace: bool = False) -> Path:
         tokenizer.padding_side = "right"  # a base tokenizer's default; the verifier sets its own
         tokenizer.save_pretrained(staging)
         tokenizer.padding_side = side
-        if out.exists():
+        if out.is_dir() and not out.is_symlink():
             shutil.rmtree(out)
+        elif out.exists() or out.is_symlink():
+            out.unlink()
         staging.rename(out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)

@@ -1,6 +1,9 @@
 """Inference with transformers on CPU or GPU: batched, left-padded generation; adapters merged at load.
 
 Prompts are sorted by length before batching (less padding) and results returned in input order.
+Generation never runs past the model's context window (`max_position_embeddings`): the cap per answer
+is cut to what is left of it after the batch's longest prompt, and a prompt that fills the window gets
+an empty answer that finished on "length".
 With a seed the outputs of one call are reproducible; greedy decoding (temperature 0) always is.
 The model's own generation_config (which a submission controls) is replaced by a blank one.
 """
@@ -67,6 +70,12 @@ class TransformersBackend(Backend):
         import torch
 
         width = max(len(p) for p in prompts)
+        room = self._room(width)
+        if room <= 0:
+            empty = [Completion(text="", finish_reason="length", input_tokens=len(p), output_tokens=0) for p in prompts]
+            return [[c] * n for c in empty]
+        if room < settings.max_new_tokens:
+            settings = settings.model_copy(update={"max_new_tokens": room})
         input_ids = torch.tensor([[self.pad_id] * (width - len(p)) + p for p in prompts])
         attention = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
         sample = settings.temperature > 0
@@ -90,6 +99,11 @@ class TransformersBackend(Backend):
             done = [self.finish(self._unpad(ids), settings, len(prompt)) for ids in rows]
             completions.append(done if sample else done * n)
         return completions
+
+    def _room(self, prompt_tokens: int) -> int:
+        """Tokens left in the context window after a prompt (unbounded when the config names no window)."""
+        window = getattr(self.model.config, "max_position_embeddings", None)
+        return window - prompt_tokens if isinstance(window, int) and window > 0 else 1 << 30
 
     def _unpad(self, ids: list[int]) -> list[int]:
         """Generated ids without the padding that follows a finished sequence."""
