@@ -185,7 +185,9 @@ def _phases_table(summary: DemoSummary) -> Table:
 
 def _locations_table(summary: DemoSummary) -> Table:
     where = summary.locations
-    table = Table("what", "where", title="where things are", title_justify="left", show_header=False)
+    table = Table(title="where things are", title_justify="left", show_header=False)
+    table.add_column("what", no_wrap=True)
+    table.add_column("where", overflow="fold")  # a path is never cut short
     rows = [
         ("Harbor job", where.job_dir),
         ("trial", where.trial_dir),

@@ -29,10 +29,12 @@ def stage_boards(stage: Stage, train: dict[int, list[BoardRecord]], prompts_need
 
 def run_curriculum(stages: tuple[Stage, ...], train: dict[int, list[BoardRecord]], prompts_per_step: int,
                    seed: int, augmented: bool, train_stage: StageTrainer,
-                   evaluate: Callable[[str], DevEval]) -> list[DevEval]:
-    """Train every stage in order, evaluating after each; returns the evaluations."""
+                   evaluate: Callable[[str, int], DevEval]) -> list[DevEval]:
+    """Train every stage in order, evaluating after each (with the GRPO steps done so far)."""
     history = []
+    steps_done = 0
     for index, stage in enumerate(stages):
         train_stage(stage, stage_boards(stage, train, stage.steps * prompts_per_step, seed + index, augmented))
-        history.append(evaluate(f"GRPO N={stage.n}"))
+        steps_done += stage.steps
+        history.append(evaluate(f"GRPO N={stage.n}", steps_done))
     return history
