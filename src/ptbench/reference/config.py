@@ -131,6 +131,9 @@ TINY_FROGS = FrogsRecipe(
     # the signal gate: measured, a parse-only gate (reached at ~75 steps) left GRPO without a single success
     sft=SftSettings(learning_rate=3e-3, batch_size=8, max_steps=400, max_length=512, eval_every=25,
                     signal_gate=0.25),
+    # measured from the same SFT checkpoint on 100 held-out boards x 4 (pass@1 / pass@4): SFT alone
+    # 0.240 / 0.37; this GRPO 0.275 / 0.35; lr 3e-4 for 50 steps 0.292 / 0.30 (sharper, fewer boards
+    # solved at all); lr 1e-3 collapses to parsable wrong answers. 1e-4 keeps pass@k and the budget.
     grpo=GrpoSettings(learning_rate=1e-4, prompts_per_step=2, num_generations=8, max_completion_length=48,
                       temperature=0.7),
     curriculum=(Stage(n=4, steps=25), Stage(n=5, steps=10)),
