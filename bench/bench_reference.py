@@ -70,7 +70,8 @@ def main() -> None:
     for column in ("model", "boards", "pass@1 [95% Wilson]", "strict parse [95% Wilson]"):
         table.add_column(column)
     for name, rows in scored.items():
-        for label, keep in (("N=4", {4}), ("N=5", {5}), ("all", {4, 5})):
+        sizes = sorted({row[0] for row in rows})
+        for label, keep in [*((f"N={n}", {n}) for n in sizes), ("all", set(sizes))]:
             chosen = [row for row in rows if row[0] in keep]
             solved, parsed = sum(row[1] for row in chosen), sum(row[2] for row in chosen)
             table.add_row(name, label, wilson(solved, len(chosen)).text(), wilson(parsed, len(chosen)).text())

@@ -9,7 +9,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
-from ptbench.errors import UserError
+from ptbench.errors import UserError, first_line
 
 # Each module exposes `register(app)`; heavy imports (torch, harbor, inspect) stay inside commands.
 COMMAND_MODULES = (
@@ -65,8 +65,7 @@ def one_line(exc: Exception) -> str:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "input"
         return f"invalid {exc.title}: {where}: {first['msg']}"
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    return first_line(exc)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from __future__ import annotations
 import traceback
 from pathlib import Path
 
-from ptbench.errors import UserError
+from ptbench.errors import UserError, first_line
 
 
 class DemoFailed(Exception):
@@ -24,6 +24,6 @@ def step_failure(step: str, exc: BaseException, log: Path) -> DemoFailed:
     """A DemoFailed naming the step and the error's first line; the full traceback is written to `log`."""
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text("".join(traceback.format_exception(exc)))
-    lines = str(exc).strip().splitlines()
-    detail = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+    text = first_line(str(exc))
+    detail = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
     return DemoFailed(f"step '{step}' failed: {detail} (traceback in {log})")

@@ -19,6 +19,7 @@ from ptbench.demo.failures import DemoFailed
 from ptbench.demo.phases import PhaseTime, trial_phases
 from ptbench.demo.stats import BoardOutcome
 from ptbench.demo.summary import DemoSummary, Locations, ModelScores, compare, score_model
+from ptbench.errors import first_line
 from ptbench.store.models import JobRecord, TrialRecord
 
 MAX_DETAILS_BYTES = 4 * 1024 * 1024
@@ -38,7 +39,8 @@ def build_summary(config: DemoConfig, spec: TaskSpec, paths: DemoPaths, task_dir
         base_scores, base_boards = _scores("base model", paths.baseline, k, config.resamples)
     except UnusableOutput as exc:
         raise DemoFailed(f"the base model's evaluation is unusable: {exc}") from exc
-    trial = record.trials[0].trial if record.trials else None
+    first = record.trials[0] if record.trials else None
+    trial = first.trial if first else None
     trial_dir = Path(trial.trial_dir) if trial else None
     trained = comparison = None
     problem = None
@@ -53,7 +55,7 @@ def build_summary(config: DemoConfig, spec: TaskSpec, paths: DemoPaths, task_dir
         trial=trial.trial_name if trial else None, trial_status=trial.status if trial else "missing",
         trial_reason=(trial.reason if trial else "the job has no trial") or problem,
         base=base_scores, trained=trained, comparison=comparison,
-        phases=_phases(demo_phases, record.trials[0] if record.trials else None),
+        phases=_phases(demo_phases, first),
         locations=Locations(
             work_dir=str(paths.work_dir), task_dir=str(task_dir), job_dir=str(paths.job),
             trial_dir=str(trial_dir) if trial_dir else None,
@@ -69,10 +71,10 @@ def check_outcome(summary: DemoSummary) -> None:
     """Raise DemoFailed when the loop did not close: no post-trained score, or the base model scored instead."""
     where = summary.locations.trial_dir or summary.locations.job_dir
     if summary.trained is None:
-        reason = _first_line(summary.trial_reason or "no verifier output")
+        reason = first_line(summary.trial_reason or "no verifier output") or "no reason given"
         raise DemoFailed(f"the reference agent's trial {summary.trial_status}: {reason} (see {where})")
     if summary.trained.scored == "base":
-        reason = _first_line(summary.trained.fallback_reasons[0] if summary.trained.fallback_reasons else "no reason")
+        reason = first_line(summary.trained.fallback_reasons[0] if summary.trained.fallback_reasons else "no reason")
         raise DemoFailed(f"the verifier scored the base model instead of the submission: {reason} (see {where})")
 
 
@@ -138,10 +140,6 @@ def _read_capped(path: Path) -> bytes:
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_DETAILS_BYTES:
             raise UnusableOutput(f"{path} is not a plain file of at most {MAX_DETAILS_BYTES} bytes")
         return handle.read(MAX_DETAILS_BYTES + 1)
-
-
-def _first_line(text: str) -> str:
-    return next((line.strip() for line in text.splitlines() if line.strip()), "no reason given")
 
 
 def _plain_file(path: Path) -> bool:

@@ -16,9 +16,9 @@ from harbor.models.trial.result import TimingInfo, TrialResult
 from pydantic import BaseModel, ValidationError
 
 from ptbench.catalog.spec import TaskSpec
-from ptbench.errors import UserError
+from ptbench.errors import UserError, first_line
 from ptbench.harbor.agents import agent_label, seed_of
-from ptbench.harbor.labels import environment_label, first_line
+from ptbench.harbor.labels import environment_label
 from ptbench.store.models import PHASES, JobRecord, JobRow, MetricRow, PhaseRow, TrialRecord, TrialRow
 from ptbench.store.schema import open_store
 from ptbench.store.writer import SaveStats, save_job

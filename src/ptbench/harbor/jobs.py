@@ -17,10 +17,10 @@ from harbor.models.task.task import Task
 from harbor.models.trial.config import AgentConfig, EnvironmentConfig, TaskConfig
 from pydantic import BaseModel
 
-from ptbench.errors import UserError
+from ptbench.errors import UserError, first_line
 from ptbench.harbor.agents import resolve_agent, with_seed
 from ptbench.harbor.ingest import read_job
-from ptbench.harbor.labels import LOCAL_ENVIRONMENT, first_line
+from ptbench.harbor.labels import LOCAL_ENVIRONMENT
 
 CANCELLED = "CancelledError"
 

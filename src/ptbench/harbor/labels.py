@@ -1,4 +1,4 @@
-"""Short labels for messages and the store: an environment's name, the first line of an error."""
+"""Short labels for messages and the store: an environment's name (`LOCAL_ENVIRONMENT` is `--env local`)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,3 @@ def environment_label(env: EnvironmentConfig) -> str:
         return "local"
     return env.import_path or (env.type.value if env.type else "unknown")
 
-
-def first_line(error: BaseException | str, limit: int = 4000) -> str:
-    """The first non-empty line of an error (its type name when it has no text), clipped to `limit`."""
-    lines = str(error).strip().splitlines()
-    text = lines[0] if lines else (type(error).__name__ if isinstance(error, BaseException) else "")
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -20,10 +20,10 @@ from harbor.models.job.config import JobConfig
 from harbor.models.trial.config import AgentConfig
 from harbor.trial.trial import Trial
 
-from ptbench.errors import UserError
+from ptbench.errors import UserError, first_line
 from ptbench.harbor.agents import SEED_ENV
 from ptbench.harbor.jobs import is_local
-from ptbench.harbor.labels import environment_label, first_line
+from ptbench.harbor.labels import environment_label
 
 
 async def preflight(config: JobConfig) -> None:

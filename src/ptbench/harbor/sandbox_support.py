@@ -25,6 +25,7 @@ from harbor.models.trial.paths import TrialPaths
 from harbor.trial.network_policy import resolve_trial_network_plan
 from pydantic import ValidationError
 
+from ptbench.errors import first_line
 from ptbench.harbor.local import LocalEnvironment
 
 _NO_SWITCH = "network policy differs from its environment's, and the local environment cannot switch policies"
@@ -104,5 +105,4 @@ def _first_line(exc: Exception) -> str:
     if isinstance(exc, ValidationError) and exc.errors():
         first = exc.errors()[0]
         return f"{'.'.join(str(part) for part in first['loc']) or 'input'}: {first['msg']}"
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    return first_line(exc)

@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ptbench.catalog.base_models import BaseModelInfo, Family, get_base_model
-from ptbench.errors import UserError
+from ptbench.errors import UserError, first_line
 from ptbench.models.loading import (
     ADAPTER_CONFIG, TINKER_PATH_FILE, ModelSource, base_source, has_tokenizer, is_adapter, is_tinker, load_tokenizer,
     tokenizer_source,
 )
 from ptbench.models.safety import (
-    Refusal, escaping_symlinks, first_line, nonfinite_tensors, pickle_files, read_json_object, tensor_shapes,
+    Refusal, escaping_symlinks, nonfinite_tensors, pickle_files, read_json_object, tensor_shapes,
     special_files, weight_files,
 )
 from ptbench.models.templates import ChatTemplate, chat_template

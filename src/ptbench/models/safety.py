@@ -12,6 +12,8 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
+from ptbench.errors import first_line
+
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
 MAX_JSON_BYTES = 16 * 1024 * 1024  # configs and indexes; far above any real one
 
@@ -126,8 +128,3 @@ def read_json_object(path: Path) -> dict:
         raise Refusal(f"{path.name} does not hold a JSON object")
     return data
 
-
-def first_line(exc: BaseException) -> str:
-    """The first line of an exception message (or its type name)."""
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

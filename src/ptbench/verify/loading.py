@@ -40,7 +40,7 @@ def load_submission(submission: Path, base_model: str, device: str) -> tuple[Int
     """Intake, then load the submission if it passed; a load failure becomes an intake reason (result not ok)."""
     from ptbench.models.backends import load_backend
     from ptbench.models.intake import intake
-    from ptbench.models.safety import first_line
+    from ptbench.errors import first_line
 
     result = intake(_as_directory(submission), base_model)
     if not result.ok or result.model_path is None:
