@@ -108,7 +108,7 @@ def test_tinker_tasks_submit_a_checkpoint_path(exported: Path):
 
 
 def test_solve_falls_back_to_a_base_model_copy(exported: Path):
-    assert "ptbench reference --task /solution/task.json" in (exported / "gsm8k-tiny/solution/solve.sh").read_text()
+    assert "ptbench reference /solution/task.json" in (exported / "gsm8k-tiny/solution/solve.sh").read_text()
     assert "ptbench models tiny --out /app/final_model" in (exported / "gsm8k-tiny/solution/solve.sh").read_text()
     assert "hf download google/gemma-3-4b-pt" in (exported / "gpqa-gemma-3-4b/solution/solve.sh").read_text()
     assert "exit 1" in (exported / "frogs-single-qwen3-8b/solution/solve.sh").read_text()

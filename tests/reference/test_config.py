@@ -67,11 +67,15 @@ def test_a_near_miss_can_never_earn_as_much_as_a_solve() -> None:
 def test_cli_shows_the_config_and_reports_bad_input(cli, tmp_path: Path) -> None:
     spec = tmp_path / "task.json"
     get_task("frogs-single-tiny").dump(spec)
-    shown = cli("reference", "--task", str(spec), "--show-config")
+    shown = cli("reference", str(spec), "--show-config")
     assert shown.returncode == 0, shown.stderr
     assert FrogsRecipe.model_validate_json(shown.stdout) == TINY_FROGS
-    missing = cli("reference", "--task", str(tmp_path / "nope.json"))
+    missing = cli("reference", str(tmp_path / "nope.json"))
     assert missing.returncode == 2 and "task spec not found" in missing.stderr
+    by_name = cli("reference", "frogs-single-tiny", "--show-config")  # a catalog name works as well as a file
+    assert by_name.returncode == 0 and FrogsRecipe.model_validate_json(by_name.stdout) == TINY_FROGS
+    unknown = cli("reference", "frogs-single-tinny")
+    assert unknown.returncode == 2 and "did you mean frogs-single-tiny" in unknown.stderr
     (tmp_path / "bad.json").write_text('{"kind": "frogs"}')
-    bad = cli("reference", "--task", str(spec), "--config", str(tmp_path / "bad.json"), "--show-config")
+    bad = cli("reference", str(spec), "--config", str(tmp_path / "bad.json"), "--show-config")
     assert bad.returncode == 2 and "invalid recipe config" in bad.stderr and "Traceback" not in bad.stderr

@@ -88,9 +88,9 @@ def test_benchmark_sft_through_the_cli(cli, tmp_path: Path) -> None:
     spec = tmp_path / "task.json"
     get_task("arena-hard-writing-tiny").dump(spec)
     out = tmp_path / "final_model"
-    done = cli("reference", "--task", str(spec), "--out", str(out), "--config", str(recipe), "--data-dir", str(data))
+    done = cli("reference", str(spec), "--out", str(out), "--config", str(recipe), "--data-dir", str(data))
     assert done.returncode == 0, done.stderr[-2000:]
     assert_submittable(out)
     assert '"train_examples": 2' in (tmp_path / REPORT_FILE).read_text()
-    wrong = cli("reference", "--task", str(spec), "--out", str(tmp_path / "other"), "--config", str(recipe))
+    wrong = cli("reference", str(spec), "--out", str(tmp_path / "other"), "--config", str(recipe))
     assert wrong.returncode == 2 and "--data-dir" in wrong.stderr

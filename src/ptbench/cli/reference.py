@@ -16,8 +16,10 @@ def register(app: typer.Typer) -> None:
 
 
 def reference(
-    task: Annotated[Path, typer.Option("--task", help="task spec JSON (a catalog task's task.json)")],
-    out: Annotated[Path, typer.Option("--out", help="where to save the post-trained model")] = Path(str(FINAL_MODEL)),
+    task: Annotated[str, typer.Argument(help="a catalog task name, or a task spec JSON (an exported task's task.json)")],
+    out: Annotated[Path | None, typer.Option("--out", help="where to save the post-trained model (default: "
+                                             "the task's /app/final_model for a task.json, "
+                                             ".ptbench/reference/NAME/final_model for a catalog name)")] = None,
     config: Annotated[Path | None, typer.Option("--config", envvar="PTBENCH_REFERENCE_CONFIG",
                                                      help="recipe JSON instead of the task's default")] = None,
     base_model: Annotated[Path | None, typer.Option(
@@ -32,16 +34,22 @@ def reference(
 ) -> None:
     """Post-train the task's base model with its reference recipe and save it where the task says.
 
-    Frogs: SFT until outputs parse, then GRPO with the verifier as reward, small boards to large.
+    Frogs: SFT until outputs parse and some boards are solved, then GRPO with the verifier as reward,
+    small boards to large.
 
     Benchmarks: SFT on the benchmark's allowed training data (hub or --data-dir).
 
     The configuration (CPU for the tiny model, GPU for real ones) follows from the task.
     """
     from ptbench.catalog.spec import TaskSpec
+    from ptbench.catalog.tasks import get_task
+    from ptbench.paths import work_dir
     from ptbench.reference.config import load_recipe, recipe_for
 
-    spec = TaskSpec.load(task)
+    from_file = task.endswith(".json") or "/" in task
+    spec = TaskSpec.load(Path(task)) if from_file else get_task(task)
+    if out is None:
+        out = Path(str(FINAL_MODEL)) if from_file else work_dir() / "reference" / spec.name / "final_model"
     recipe = load_recipe(config) if config is not None else recipe_for(spec)
     if show_config:
         print(recipe.model_dump_json(indent=2))
