@@ -45,7 +45,7 @@ from ptbench.harbor.sandbox_layout import (
     prepare_root,
     read_only_binds,
 )
-from ptbench.harbor.sandbox_process import Holder, run_command
+from ptbench.harbor.sandbox_process import Holder, Preexec, run_command
 from ptbench.harbor.sandbox_roots import EnvDir, base_dir, sweep_stale
 
 ENVIRONMENT_TYPE = "local"
@@ -92,6 +92,8 @@ class LocalEnvironment(BaseEnvironment):
         self._tools: HostTools | None = None
         self._paths: sandbox_files.PathMap | None = None
         self._claimed_uids: set[int] = set()
+        # What every process of the sandbox does between fork and exec (holder and commands alike).
+        self._spawn_steps: list[Preexec] = []
 
     @staticmethod
     def type() -> str:
@@ -147,6 +149,7 @@ class LocalEnvironment(BaseEnvironment):
                 ),
                 READY,
                 env_dir.holder_log,
+                self._preexec(),
             )
         except BaseException:
             await asyncio.to_thread(env_dir.remove)
@@ -193,8 +196,20 @@ class LocalEnvironment(BaseEnvironment):
             command,
         )
         environment = clean_environment(who, [os.path.join(sys.prefix, "bin")], self._merge_env(env))
-        result = await run_command(argv, environment, timeout_sec or None, self._output_callback())
+        result = await run_command(argv, environment, timeout_sec or None, self._output_callback(), self._preexec())
         return ExecResult(stdout=result.stdout, stderr=result.stderr, return_code=result.return_code)
+
+    def _preexec(self) -> Preexec | None:
+        """The spawn steps as one pre-exec function (None when there are none: Python then spawns faster)."""
+        steps = list(self._spawn_steps)
+        if not steps:
+            return None
+
+        def run_steps() -> None:
+            for step in steps:
+                step()
+
+        return run_steps
 
     def _claim_for(self, who: SandboxUser) -> None:
         """A non-root user's first command: give it the workdir (as a Dockerfile's chown would) and a home."""

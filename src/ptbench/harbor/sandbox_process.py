@@ -17,6 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 OutputSink = Callable[[str, str], Awaitable[None]]
+# Runs in the forked child before exec (joins the sandbox's cgroups, installs its seccomp filter): only
+# async-signal-safe work, everything it needs prepared beforehand in the parent.
+Preexec = Callable[[], None]
 # After a command exits, how long to keep reading output that background processes it left behind
 # still write into the inherited pipes.
 _DRAIN_GRACE_SEC = 0.5
@@ -44,7 +47,9 @@ class Holder:
         self.child_pid = child_pid
 
     @classmethod
-    async def start(cls, argv_for_fd: Callable[[int], list[str]], ready_line: str, log_path: Path) -> Holder:
+    async def start(
+        cls, argv_for_fd: Callable[[int], list[str]], ready_line: str, log_path: Path, preexec: Preexec | None = None
+    ) -> Holder:
         """Start bwrap, learn the sandbox's first process (its host pid), and wait until the sandbox is set up."""
         read_fd, write_fd = os.pipe()
         try:
@@ -56,6 +61,7 @@ class Holder:
                     stderr=log,
                     pass_fds=(write_fd,),
                     start_new_session=True,
+                    preexec_fn=preexec,
                 )
         except BaseException:
             os.close(read_fd)
@@ -102,6 +108,7 @@ async def run_command(
     environment: dict[str, str],
     timeout_sec: float | None,
     sink: OutputSink | None = None,
+    preexec: Preexec | None = None,
 ) -> CommandResult:
     """Run argv to completion; on timeout (CommandTimeoutError) or cancellation, kill all its processes first."""
     process = await asyncio.create_subprocess_exec(
@@ -111,6 +118,7 @@ async def run_command(
         stderr=asyncio.subprocess.PIPE,
         env=environment,
         start_new_session=True,
+        preexec_fn=preexec,
     )
     assert process.stdout is not None and process.stderr is not None
     chunks: dict[str, list[str]] = {"stdout": [], "stderr": []}
