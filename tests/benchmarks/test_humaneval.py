@@ -54,23 +54,53 @@ def test_eval_scores_canonical_and_broken_completions(harness) -> None:
     assert abs(harness.metrics(log)["sandboxed_check/accuracy"] - 2 / 3) < 1e-9
 
 
-# Completions for HumanEval/2 (truncate_number) that try to pass without solving, or to do harm.
+def test_python_3_12_syntax_passes() -> None:
+    body = ("    type Number = float\n    def fraction[T](x: T) -> T:\n        return x\n"
+            "    return fraction(number % 1.0)\n")
+    assert passes("HumanEval/2", body)
+
+
+# Correct answers whose values are stdlib relatives of built-ins: HumanEval/111 (histogram), /2 (truncate_number).
+RELATIVES = {
+    "Counter": ("HumanEval/111", "    from collections import Counter\n    counts = Counter(test.split())\n"
+                "    top = max(counts.values(), default=0)\n"
+                "    return Counter({w: n for w, n in counts.items() if n == top})\n"),
+    "defaultdict": ("HumanEval/111", "    from collections import defaultdict\n    counts = defaultdict(int)\n"
+                    "    for word in test.split():\n        counts[word] += 1\n"
+                    "    top = max(counts.values(), default=0)\n"
+                    "    return defaultdict(int, {w: n for w, n in counts.items() if n == top})\n"),
+    "Fraction": ("HumanEval/2", "    from fractions import Fraction\n    return Fraction(number) % 1\n"),
+}
+
+
+@pytest.mark.parametrize("name", RELATIVES)
+def test_relatives_of_builtins_pass(name: str) -> None:
+    assert passes(*RELATIVES[name])
+
+
+# Completions that try to pass without solving, or to do harm: mostly HumanEval/2 (truncate_number).
 HOSTILE = {
-    "exit early": "    return 0\nimport sys\nsys.exit(0)\n",
-    "hard exit": "    return 0\nimport os\nos._exit(0)\n",
-    "always equal": "    class Eq(float):\n        def __eq__(self, other): return True\n    return Eq(0)\n",
-    "infinite loop": "    while True:\n        pass\n",
-    "sleep forever": "    import time\n    time.sleep(1000)\n    return number % 1.0\n",
-    "fork bomb": "    import os\n    while True:\n        os.fork()\n",
-    "memory hog": "    blob = bytearray(4 << 30)\n    return number % 1.0\n",
-    "network": "    import socket\n    socket.create_connection(('1.1.1.1', 53), timeout=1)\n    return number % 1.0\n",
+    "exit early": ("HumanEval/2", "    return 0\nimport sys\nsys.exit(0)\n"),
+    "hard exit": ("HumanEval/2", "    return 0\nimport os\nos._exit(0)\n"),
+    "always equal": ("HumanEval/2", "    class Eq(float):\n        def __eq__(self, other): return True\n"
+                                    "    return Eq(0)\n"),
+    "dict always equal": ("HumanEval/111", "    class Eq(dict):\n        def __eq__(self, other): return True\n"
+                                           "    return Eq()\n"),
+    "object always equal": ("HumanEval/111", "    class Eq:\n        def __eq__(self, other): return True\n"
+                                             "    return Eq()\n"),
+    "infinite loop": ("HumanEval/2", "    while True:\n        pass\n"),
+    "sleep forever": ("HumanEval/2", "    import time\n    time.sleep(1000)\n    return number % 1.0\n"),
+    "fork bomb": ("HumanEval/2", "    import os\n    while True:\n        os.fork()\n"),
+    "memory hog": ("HumanEval/2", "    blob = bytearray(4 << 30)\n    return number % 1.0\n"),
+    "network": ("HumanEval/2", "    import socket\n    socket.create_connection(('1.1.1.1', 53), timeout=1)\n"
+                               "    return number % 1.0\n"),
 }
 
 
 @pytest.mark.parametrize("name", HOSTILE)
 def test_hostile_completion_fails(name: str) -> None:
     with pytest.raises((SandboxCallError, AssertionError)):
-        check("HumanEval/2", HOSTILE[name])
+        check(*HOSTILE[name])
 
 
 def test_completion_cannot_touch_host_files(tmp_path: Path) -> None:
@@ -90,5 +120,3 @@ def test_completion_cannot_touch_host_files(tmp_path: Path) -> None:
 def test_a_sandbox_that_cannot_start_is_a_user_error() -> None:
     with pytest.raises(UserError, match="does not work on this machine"):
         self_check(SandboxLimits(memory_bytes=1 << 20))  # too little memory for the interpreter to start
-    with pytest.raises(UserError, match="needs a Python interpreter under /usr"):
-        self_check(SandboxLimits(python="/opt/python3"))

@@ -3,8 +3,9 @@
 The verifier keeps the judging side: the untrusted program is loaded in a sandboxed child
 process, and each call's arguments and result cross as plain data (`codec`). Whatever the
 program does (exit early, print, patch builtins, return objects that claim equality), the
-caller only ever receives built-in values or an exception, so success cannot be faked by
-the process that is being judged. A wall-clock deadline covers the whole session.
+caller only ever receives plain values (exact built-in types, Fraction, Decimal) or an
+exception, so success cannot be faked by the process that is being judged. A wall-clock
+deadline covers the whole session.
 """
 
 from __future__ import annotations

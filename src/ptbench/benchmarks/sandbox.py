@@ -1,25 +1,32 @@
 """A local sandbox for hostile code: bubblewrap namespaces plus resource limits.
 
-The command runs with every namespace unshared (no network, its own pids, no view of the
-host's files beyond a read-only /usr), a size-capped private tmpfs as its only writable
-place, a read-only root, a cleared environment, and rlimits on address space, CPU time,
-processes, file size and open files (set by prlimit inside the new user namespace, so the
-process count is the sandbox's own). Run as root, the sandbox first drops to `nobody`
-(root ignores the process limit). Killing the returned process kills everything inside.
+The command runs with its own mount, pid, network, ipc and uts namespaces and a user namespace of
+its own, seeing read-only only the system's shared libraries (/lib, /usr/lib, ...) and the paths
+it is given, here the verifier's own base interpreter, its standard library and libpython: no
+/usr/local, no venv, and every site-packages or dist-packages dir in sight masked by an empty
+read-only tmpfs. A size-capped private tmpfs is its only writable place; the environment is
+cleared; rlimits cap address space, CPU time, processes, file size and open files (set by prlimit
+inside the user namespace, so the process count is the sandbox's own). Run as root, bwrap mounts
+with root's rights (the interpreter may live under /root), then the command drops to `nobody`
+(root ignores the process limit) in a new user namespace. Killing the returned process kills
+everything inside.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
+import sys
+import sysconfig
 from dataclasses import dataclass
-from pathlib import Path
 
 from ptbench.errors import UserError
 
 NOBODY = 65534
-_SYSTEM_LINKS = ("/bin", "/lib", "/lib64", "/sbin")
+_LIBRARY_DIRS = ("/lib", "/lib64", "/usr/lib", "/usr/lib64")
+_PACKAGE_DIRS = ("site-packages", "dist-packages")
 
 
 @dataclass(frozen=True)
@@ -33,45 +40,71 @@ class SandboxLimits:
     file_bytes: int = 8 << 20
     tmpfs_bytes: int = 16 << 20
     open_files: int = 64
-    python: str = "/usr/bin/python3"
 
 
-def sandbox_argv(command: list[str], limits: SandboxLimits) -> list[str]:
-    """The argv that runs `command` inside the sandbox (its first element resolved inside, under /usr)."""
-    bwrap = shutil.which("bwrap")
-    prlimit = shutil.which("prlimit", path="/usr/bin:/bin")
-    if bwrap is None or prlimit is None:
-        raise UserError("the code sandbox needs bubblewrap (bwrap) and prlimit (util-linux) installed")
-    argv: list[str] = []
-    if os.geteuid() == 0:
-        setpriv = shutil.which("setpriv", path="/usr/bin:/bin")
-        if setpriv is None:
-            raise UserError("running the code sandbox as root needs setpriv (util-linux) to drop to nobody")
-        argv += [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--no-new-privs", "--"]
-    argv += [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr"]
-    for link in _SYSTEM_LINKS:
-        path = Path(link)
-        if path.is_symlink():
-            argv += ["--symlink", os.readlink(path), link]
-        elif path.is_dir():
-            argv += ["--ro-bind", link, link]
+@functools.cache
+def _package_dirs(roots: tuple[str, ...]) -> tuple[str, ...]:
+    """Every site-packages or dist-packages dir under `roots` (walked once per process: /usr/lib is large)."""
+    found = []
+    for root in roots:
+        for parent, dirs, _ in os.walk(root):
+            for name in [name for name in dirs if name in _PACKAGE_DIRS]:
+                found.append(os.path.join(parent, name))
+                dirs.remove(name)
+    return tuple(found)
+
+
+def _tool(name: str, search: str | None = "/usr/bin:/bin") -> str:
+    """The path of a program the sandbox is built from (those run inside are system ones: their libraries are bound)."""
+    path = shutil.which(name, path=search)
+    if path is None:
+        raise UserError(f"the code sandbox needs {name} (from bubblewrap or util-linux) installed")
+    return path
+
+
+def sandbox_argv(command: list[str], limits: SandboxLimits, visible: list[str]) -> list[str]:
+    """The argv that runs `command` in the sandbox, where the paths `visible` are bound read-only at their place."""
+    root = os.geteuid() == 0
+    prlimit = _tool("prlimit")
+    helpers = [_tool("setpriv"), _tool("unshare")] if root else []
+    namespaces = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+    if not root:
+        namespaces.append("--unshare-user-try")  # as root, the command makes its own (below)
+    argv = [_tool("bwrap", search=None), *namespaces, "--die-with-parent", "--new-session"]
+    libraries = tuple(path for path in _LIBRARY_DIRS if os.path.isdir(path) and not os.path.islink(path))
+    for path in _LIBRARY_DIRS:
+        if os.path.islink(path):
+            argv += ["--symlink", os.readlink(path), path]
+    for path in [*libraries, prlimit, *helpers, *visible]:
+        argv += ["--dir", os.path.dirname(path), "--ro-bind", path, path]  # --dir: parents open to all, not 0700
+    for path in _package_dirs(libraries + tuple(visible)):
+        argv += ["--tmpfs", path, "--remount-ro", path]
     argv += [
         "--proc", "/proc", "--dev", "/dev",
-        "--size", str(limits.tmpfs_bytes), "--tmpfs", "/tmp",
+        "--perms", "1777", "--size", str(limits.tmpfs_bytes), "--tmpfs", "/tmp",
         "--remount-ro", "/", "--chdir", "/tmp",
-        "--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp",
-        "--", prlimit,
-        f"--as={limits.memory_bytes}", f"--cpu={limits.cpu_seconds}", f"--nproc={limits.processes}",
+        "--clearenv", "--setenv", "HOME", "/tmp", "--",
+    ]
+    if root:
+        setpriv, unshare = helpers
+        argv += [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--no-new-privs", "--",
+                 unshare, f"--map-user={NOBODY}", f"--map-group={NOBODY}", "--"]
+    argv += [
+        prlimit, f"--as={limits.memory_bytes}", f"--cpu={limits.cpu_seconds}", f"--nproc={limits.processes}",
         f"--fsize={limits.file_bytes}", f"--nofile={limits.open_files}", "--core=0", "--",
     ]
     return argv + command
 
 
 def python_argv(code: str, limits: SandboxLimits) -> list[str]:
-    """Run Python source `code` in the sandbox with the system interpreter, isolated from site-packages."""
-    if not Path(limits.python).is_file() or not limits.python.startswith("/usr/"):
-        raise UserError(f"the code sandbox needs a Python interpreter under /usr (looked for {limits.python})")
-    return sandbox_argv([limits.python, "-I", "-S", "-c", code], limits)
+    """Run Python source `code` in the sandbox with the verifier's own base interpreter and its stdlib only."""
+    python = os.path.realpath(sys._base_executable)  # the binary behind a venv's python, which needs no pyvenv.cfg
+    bases = {"installed_base": sys.base_prefix, "installed_platbase": sys.base_exec_prefix,
+             "base": sys.base_prefix, "platbase": sys.base_exec_prefix}
+    visible = [python, *sorted({sysconfig.get_path(name, vars=bases) for name in ("stdlib", "platstdlib")})]
+    if sysconfig.get_config_var("Py_ENABLE_SHARED"):
+        visible.append(os.path.join(sysconfig.get_config_var("LIBDIR"), sysconfig.get_config_var("INSTSONAME")))
+    return sandbox_argv([python, "-I", "-S", "-c", code], limits, visible)
 
 
 def self_check(limits: SandboxLimits) -> None:
