@@ -31,7 +31,7 @@ def test_strict_accepts_exact_answers(text):
     ('{"frogs": [[0, 1.0]]}', "pair of integers"),
     ('{"frogs": [[0, 1, 2]]}', "pair of integers"),
     ('{"frogs": "0,1"}', "list of"),
-    ("[" * 100000 + "]" * 100000, "not exactly one JSON object"),
+    ("[" * 10000 + "]" * 10000, "not exactly one JSON object"),
     ('{"frogs": [[' + "9" * 5000 + ", 1]]}", "not exactly one JSON object"),
 ])
 def test_strict_rejects_everything_else_with_a_reason(text, why):
@@ -52,6 +52,38 @@ def test_lenient_takes_the_first_usable_object():
     text = 'thinking {"frogs": oops} then {"frogs": [[1, 2]], "extra": 1} and {"frogs": [[3, 4]]}'
     assert parse_lenient(text).frogs == ((1, 2),)
     assert not parse_lenient("no answer here").ok
+
+
+def test_both_parsers_reject_a_repeated_key():
+    text = '{"frogs": [[0, 1]], "frogs": [[2, 3]]}'
+    strict, lenient = parse_strict(text), parse_lenient(text)
+    assert strict.frogs is None and '"frogs" appears twice' in strict.error
+    assert lenient.frogs is None and '"frogs" appears twice' in lenient.error
+
+
+@pytest.mark.parametrize(("text", "pairs"), [
+    (f'<think>a draft: {{"frogs": [[9, 9]]}}</think> Final: {ANSWER}', PAIRS),
+    ("<think>" + '{"frogs": [' * 200 + "</think>" + ANSWER, PAIRS),  # fragments can't use up the tries
+    (f"<think>still thinking {ANSWER}", None),  # an unclosed <think> runs to the end
+])
+def test_lenient_ignores_answers_inside_think(text, pairs):
+    assert parse_lenient(text).frogs == pairs
+
+
+BIG = 10_000_000  # characters: a hostile answer is parsed in linear time (bench/bench_parsers.py times it)
+
+
+def test_an_object_too_long_to_be_an_answer_is_skipped():
+    padded = '{"frogs": [[0, 1]], "pad": "' + "x" * BIG + '"} ' + ANSWER
+    assert "characters" in parse_strict(padded).error
+    assert parse_lenient(padded).frogs == PAIRS
+    huge = '{"frogs": [' + "[1, 2], " * (BIG // 8) + "[1, 2]]}"
+    assert "characters" in parse_strict(huge).error and not parse_lenient(huge).ok
+
+
+def test_nested_unclosed_candidates_are_rejected():
+    text = '{"frogs": [' * 100 + "[1, 2], " * (BIG // 8)
+    assert not parse_strict(text).ok and not parse_lenient(text).ok
 
 
 def test_score_answer_reports_both_parsers_and_validity():

@@ -69,3 +69,40 @@ def test_the_call_cap_ends_the_episode():
     assert "call limit of 200" in step.observation
     flood = FrogToolEnv(PUZZLE.board, max_calls=5).step('<tool name="view"/>' * 1000)
     assert flood.done and flood.calls_used == 5
+
+
+@pytest.mark.parametrize("text", [
+    '<think>I could <tool name="submit"/> or <tool name="place" row="0" col="0"/></think><tool name="view"/>',
+    '<tool name="view"/><think>later I will <tool name="submit"/>',  # an unclosed <think> runs to the end
+])
+def test_calls_inside_think_are_not_run(text):
+    env = FrogToolEnv(PUZZLE.board)
+    step = env.step(text)
+    assert not step.done and step.calls_used == 1 and [c.name for c in env.transcript] == ["view"]
+    assert env.frogs == ()
+
+
+def test_a_message_that_only_thinks_about_calls_makes_none():
+    step = FrogToolEnv(PUZZLE.board).step('<think>' + '<tool name="submit"/>' * 100_000)
+    assert not step.done and step.calls_used == 1 and "no tool call found" in step.observation
+
+
+@pytest.mark.parametrize("text", ['<tool name="view" name="submit"/>',
+                                  '<tool name="place" row="0" row="1" col="0"/>'])
+def test_a_repeated_attribute_makes_the_call_invalid(text):
+    env = FrogToolEnv(PUZZLE.board)
+    step = env.step(text)
+    assert not step.done and "appears twice" in step.observation
+    assert [c.ok for c in env.transcript] == [False] and env.frogs == ()
+
+
+BIG = 10_000_000  # characters: a hostile message is parsed in linear time (bench/bench_parsers.py times it)
+
+
+@pytest.mark.parametrize(("text", "answer"), [
+    ("<tool " * (BIG // 6), "no tool call found"),
+    ("<tool" + ' a=""' * (BIG // 5) + "/>", "appears twice"),
+])
+def test_hostile_messages_are_answered(text, answer):
+    step = FrogToolEnv(PUZZLE.board).step(text)
+    assert step.calls_used == 1 and answer in step.observation

@@ -8,30 +8,35 @@ The model acts only through self-closing XML tags (see `render_tool_system_promp
     <tool name="check"/>                   which constraints the current frogs break
     <tool name="submit"/>                  final answer; the episode ends, solved or not
 
-`env.step(text)` runs every tag in the text in order and returns the results, one
-`<result name="...">...</result>` per call. Each call, valid or not, uses one of the
-`max_calls` (200); a message without any tag uses one too, so an episode always ends.
-Tags after a submit, or beyond the cap, are ignored. Every call is kept in `transcript`.
-There is no model code here: evaluation (inspect-ai) and RL training drive it alike.
+`env.step(text)` runs every tag outside `<think>...</think>` blocks (an unclosed `<think>`
+runs to the end) in order and returns the results, one `<result name="...">...</result>`
+per call; a tag runs from `<tool` to the next `>`, and one naming an attribute twice is
+invalid. Each call, valid or not, uses one of the `max_calls` (200); a message without any
+tag uses one too, so an episode always ends. Tags after a submit, or beyond the cap, are
+ignored. Every call is kept in `transcript`. Reading a message takes time linear in its
+length. There is no model code here: evaluation (inspect-ai) and RL training drive it alike.
 """
 
 from __future__ import annotations
 
 import re
-from itertools import chain
+from collections.abc import Iterator
+from itertools import islice
 
 from pydantic import BaseModel, ConfigDict
 
 from ptbench.frogs.board import Board, Cell, Rules
+from ptbench.frogs.parsers import outside_think, repeated_key
 from ptbench.frogs.prompts import render_grid, render_tool_system_prompt, render_tool_task
 from ptbench.frogs.verifier import verify_placement
 
 MAX_CALLS = 200
 TOOLS = ("view", "place", "remove", "check", "submit")
 _CELL_TOOLS = ("place", "remove")
-_ANY_TAG = re.compile(r"<tool\b[^>]*>")
-_CALL = re.compile(r'<tool((?:\s+[a-z]+="[^"]*")*)\s*/>')
+_TAG_START = re.compile(r"<tool\b")
+_CALL = re.compile(r'<tool((?:\s+[a-z]+="[^"]*")*+)\s*/>')  # possessive: no backtracking, linear time
 _ATTR = re.compile(r'([a-z]+)="([^"]*)"')
+_MAX_ATTRS = 3  # name, row, col: reading one more shows a call has too many
 _INT = re.compile(r"-?[0-9]{1,4}")
 _RAW_LIMIT = 200  # characters of each call's text kept in the transcript
 
@@ -83,16 +88,13 @@ class FrogToolEnv:
         if self.done:
             raise ValueError("the episode is over")
         results: list[str] = []
-        tags = _ANY_TAG.finditer(model_text)
-        first = next(tags, None)
-        if first is None:
-            results.append(self._record("", "", False, 'no tool call found; write one like <tool name="view"/>'))
-        else:
-            for match in chain((first,), tags):
-                if self.done or len(self.transcript) >= self.max_calls:
-                    break
-                name, ok, result = self._run(match.group(0))
-                results.append(self._record(match.group(0), name, ok, result))
+        for tag in _tags(model_text):
+            if self.done or len(self.transcript) >= self.max_calls:
+                break
+            results.append(self._record(tag, *self._run(tag)))
+        if not results:
+            results.append(self._record("", "", False, "no tool call found outside <think> blocks; "
+                                        'write one like <tool name="view"/>'))
         if not self.done and len(self.transcript) >= self.max_calls:
             self.done = True
             results.append(f"call limit of {self.max_calls} reached; the game is over, unsolved")
@@ -109,7 +111,11 @@ class FrogToolEnv:
         call = _CALL.fullmatch(tag)
         if call is None:
             return "", False, 'malformed call; write it like <tool name="place" row="0" col="1"/>'
-        args = dict(_ATTR.findall(call.group(1)))
+        attrs = [(m[1], m[2]) for m in islice(_ATTR.finditer(call[1]), _MAX_ATTRS + 1)]
+        repeated = repeated_key(key for key, _ in attrs)
+        if repeated is not None:
+            return "", False, f"the attribute {repeated[:20]!r} appears twice; write each attribute once"
+        args = dict(attrs)
         name = args.pop("name", "")
         if name not in TOOLS:
             return name[:20], False, f"unknown tool {name[:20]!r}; the tools are {', '.join(TOOLS)}"
@@ -155,3 +161,14 @@ class FrogToolEnv:
         verdict = verify_placement(self.board, self.frogs, self.rules)
         self.done, self.solved = True, verdict.valid
         return True, "solved" if verdict.valid else f"not solved: {verdict.reason}"
+
+
+def _tags(text: str) -> Iterator[str]:
+    """Each `<tool ...>` tag outside think blocks, in order: from `<tool` to the next `>`."""
+    reply, pos = outside_think(text), 0
+    while (found := _TAG_START.search(reply, pos)) is not None:
+        close = reply.find(">", found.end())
+        if close < 0:
+            return  # no later tag can close either
+        yield reply[found.start():close + 1]
+        pos = close + 1
