@@ -18,6 +18,7 @@ from typing import Any
 from harbor.environments.base import BaseEnvironment, ExecResult
 from harbor.environments.capabilities import EnvironmentCapabilities, EnvironmentResourceCapabilities
 from harbor.models.task.config import EnvironmentConfig
+from harbor.models.trial.config import ResourceMode
 from harbor.models.trial.paths import TrialPaths
 
 from ptbench.harbor import sandbox_files
@@ -45,6 +46,7 @@ from ptbench.harbor.sandbox_layout import (
     prepare_root,
     read_only_binds,
 )
+from ptbench.harbor.sandbox_limits import EnforcedLimits, enforced_controllers, task_limits
 from ptbench.harbor.sandbox_process import Holder, Preexec, run_command
 from ptbench.harbor.sandbox_roots import EnvDir, base_dir, sweep_stale
 
@@ -63,6 +65,7 @@ class LocalEnvironment(BaseEnvironment):
         task_env_config: EnvironmentConfig,
         sandbox_dir: str | None = None,
         ro_paths: str | list[str] | None = None,
+        pids_limit: int | str | None = None,
         **kwargs: Any,
     ) -> None:
         # Read by the capability validators inside BaseEnvironment.__init__.
@@ -94,6 +97,14 @@ class LocalEnvironment(BaseEnvironment):
         self._claimed_uids: set[int] = set()
         # What every process of the sandbox does between fork and exec (holder and commands alike).
         self._spawn_steps: list[Preexec] = []
+        # CPU and memory as Harbor resolves them (limit mode unless ignored), checked against what the host has.
+        self._limits = task_limits(
+            memory_mb=self._resource_limit_value("memory", auto_mode=ResourceMode.LIMIT),
+            cpus=self._resource_limit_value("cpu", auto_mode=ResourceMode.LIMIT),
+            storage_mb=self._effective_storage_mb,
+            pids=int(pids_limit) if pids_limit is not None else None,
+        )
+        self._enforced: EnforcedLimits | None = None
 
     @staticmethod
     def type() -> str:
@@ -115,8 +126,9 @@ class LocalEnvironment(BaseEnvironment):
 
     @classmethod
     def resource_capabilities(cls) -> EnvironmentResourceCapabilities:
-        """CPU and memory are neither limited nor reserved, so Harbor rejects explicit limit/request modes."""
-        return EnvironmentResourceCapabilities()
+        """CPU and memory limits where this host lets us create cgroups for them; never reservations."""
+        enforced = enforced_controllers()
+        return EnvironmentResourceCapabilities(cpu_limit="cpu" in enforced, memory_limit="memory" in enforced)
 
     def _validate_definition(self) -> None:
         """Nothing is required (the Dockerfile is ignored), but multi-container tasks cannot be honoured."""
@@ -143,15 +155,19 @@ class LocalEnvironment(BaseEnvironment):
         gpu_nodes = self._gpu_nodes if self._effective_gpus > 0 else []
         try:
             prepare_root(env_dir.root, self._workdir)
+            self._enforced = await asyncio.to_thread(EnforcedLimits.create, env_dir.path.name, self._limits)
+            self._spawn_steps.insert(0, self._enforced.spawn_step)
             self._holder = await Holder.start(
                 lambda info_fd: holder_command(
-                    tools, env_dir.root, self._binds, gpu_nodes, self._network_disabled, info_fd
+                    tools, env_dir.root, self._binds, gpu_nodes, self._network_disabled, info_fd,
+                    shm_bytes=self._limits.shm_bytes,
                 ),
                 READY,
                 env_dir.holder_log,
                 self._preexec(),
             )
         except BaseException:
+            await self._release_limits()
             await asyncio.to_thread(env_dir.remove)
             raise
         self._env_dir, self._tools = env_dir, tools
@@ -164,6 +180,7 @@ class LocalEnvironment(BaseEnvironment):
         if self._holder is not None:
             await self._holder.stop()
             self._holder = None
+        await self._release_limits()
         env_dir, self._env_dir = self._env_dir, None
         if env_dir is None:
             return
@@ -198,6 +215,17 @@ class LocalEnvironment(BaseEnvironment):
         environment = clean_environment(who, [os.path.join(sys.prefix, "bin")], self._merge_env(env))
         result = await run_command(argv, environment, timeout_sec or None, self._output_callback(), self._preexec())
         return ExecResult(stdout=result.stdout, stderr=result.stderr, return_code=result.return_code)
+
+    async def _release_limits(self) -> None:
+        """Once the holder is dead: kill anything left in the sandbox's cgroups and remove them."""
+        enforced, self._enforced = self._enforced, None
+        if enforced is None:
+            return
+        if enforced.spawn_step in self._spawn_steps:
+            self._spawn_steps.remove(enforced.spawn_step)
+        left = await asyncio.to_thread(enforced.close)
+        if left:
+            self.logger.warning(f"could not remove the cgroups of {self.session_id}: {', '.join(map(str, left))}")
 
     def _preexec(self) -> Preexec | None:
         """The spawn steps as one pre-exec function (None when there are none: Python then spawns faster)."""

@@ -69,12 +69,14 @@ def holder_command(
     gpu_nodes: list[Path],
     isolate_network: bool,
     info_fd: int,
+    shm_bytes: int | None = None,
 ) -> list[str]:
     """The bwrap command of the long-lived holder process: it prints READY, then sleeps until killed."""
     argv = [tools.bwrap, *root_bind(root)]
     for bind in binds:
         argv += ["--ro-bind" if bind.read_only else "--bind", bind.source, bind.target]
-    argv += ["--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm", "--proc", "/proc"]
+    shm_size = ["--size", str(shm_bytes)] if shm_bytes else []  # a tmpfs is otherwise half the host's RAM
+    argv += ["--dev", "/dev", "--perms", "1777", *shm_size, "--tmpfs", "/dev/shm", "--proc", "/proc"]
     for path in PROC_READ_ONLY:  # root could otherwise set host kernel knobs, e.g. kernel.core_pattern
         argv += ["--ro-bind-try", path, path]
     for node in gpu_nodes:
