@@ -89,6 +89,19 @@ def test_submitted_template_and_generation_config_are_ignored(backend, full_copy
     assert submitted.generate(CONVERSATIONS, settings) == backend.generate(CONVERSATIONS, settings)
 
 
+def test_a_template_named_by_the_forced_templates_text_is_not_used(backend, full_copy: Path) -> None:
+    # transformers takes a chat_template string that names one of the tokenizer's own templates as that template
+    forced = chat_template("qwen3").text
+    named = [{"name": name, "template": "{{ 'EVIL' }}"} for name in (forced, "default", "tool_use")]
+    config = json.loads((full_copy / "tokenizer_config.json").read_text())
+    (full_copy / "tokenizer_config.json").write_text(json.dumps({**config, "chat_template": named}))
+    submitted = load_backend(full_copy, "tiny", "cpu", threads=1)
+    assert forced in submitted.tokenizer.chat_template  # the submission really names its template so
+    tools = [[{"type": "function", "function": {"name": "add", "parameters": {"type": "object"}}}]] * 3
+    for offered in (None, tools):
+        assert submitted.prompt_ids(CONVERSATIONS, offered) == backend.prompt_ids(CONVERSATIONS, offered)
+
+
 def test_adapter_is_merged(backend, adapter_dir: Path) -> None:
     import torch
 

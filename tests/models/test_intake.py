@@ -41,8 +41,37 @@ def test_submitted_chat_template_and_generation_config_are_noted_and_ignored(ful
     result = intake(full_copy, "tiny")
     assert result.ok, result.reasons
     notes = " | ".join(result.notes)
-    assert "chat template is ignored" in notes and "generation_config.json ignored" in notes
+    assert "chat templates ignored" in notes and "generation_config.json ignored" in notes
     assert "pickle files ignored" in notes
+
+
+def test_every_submitted_chat_template_is_named_in_the_notes(full_copy: Path) -> None:
+    config = json.loads((full_copy / "tokenizer_config.json").read_text())
+    named = [{"name": "default", "template": "{{ 'A' }}"}, {"name": "x\n" * 30, "template": "{{ 'B' }}"}]
+    (full_copy / "tokenizer_config.json").write_text(json.dumps({**config, "chat_template": named}))
+    (full_copy / "additional_chat_templates").mkdir()
+    (full_copy / "additional_chat_templates" / "tool_use.jinja").write_text("{{ 'C' }}")
+    result = intake(full_copy, "tiny")
+    assert result.ok, result.reasons
+    (note,) = [note for note in result.notes if "chat templates ignored" in note]
+    assert "tokenizer_config.json chat_template named 'default' / 'x\\nx\\n" in note
+    assert note.endswith(", additional_chat_templates/tool_use.jinja") and "\n" not in note
+
+
+def test_remote_code_is_noted_and_never_run(full_copy: Path, tmp_path: Path) -> None:
+    ran = tmp_path / "ran"
+    code = f"open({str(ran)!r}, 'w').close()\n"
+    for name in ("modeling_evil.py", "configuration_evil.py", "tokenization_evil.py"):
+        (full_copy / name).write_text(code)
+    for name, auto_map in (("config.json", {"AutoModelForCausalLM": "modeling_evil.Evil"}),
+                           ("tokenizer_config.json", {"AutoTokenizer": ["tokenization_evil.Evil", None]})):
+        config = json.loads((full_copy / name).read_text())
+        (full_copy / name).write_text(json.dumps({**config, "auto_map": auto_map}))
+    result = intake(full_copy, "tiny")
+    assert result.ok, result.reasons
+    assert ("remote code ignored (never imported or run): config.json auto_map, tokenizer_config.json auto_map, "
+            "configuration_evil.py, modeling_evil.py, tokenization_evil.py") in result.notes
+    assert not ran.exists()
 
 
 def test_missing_directory(tmp_path: Path) -> None:
@@ -114,6 +143,13 @@ def test_symlink_escaping_the_directory(full_copy: Path, tmp_path: Path) -> None
     assert "symlinks leave the model directory: model.safetensors" in refusal(full_copy)
 
 
+def test_symlink_loops_are_reported_as_loops(full_copy: Path) -> None:
+    os.symlink("b", full_copy / "a")
+    os.symlink("a", full_copy / "b")
+    os.symlink("x", full_copy / "x")
+    assert refusal(full_copy) == "symlink loops in the model directory: a, b, x"
+
+
 def test_symlink_inside_the_directory_is_fine(full_copy: Path) -> None:
     (full_copy / "weights").mkdir()
     shutil.move(full_copy / "model.safetensors", full_copy / "weights" / "model.safetensors")
@@ -146,6 +182,16 @@ def test_adapter_naming_another_hub_model(adapter_dir: Path, tmp_path: Path) -> 
     config = json.loads((copy / "adapter_config.json").read_text())
     (copy / "adapter_config.json").write_text(json.dumps({**config, "base_model_name_or_path": "Qwen/Qwen3-1.7B"}))
     assert "trained on Qwen/Qwen3-1.7B" in refusal(copy)
+
+
+def test_adapter_options_that_change_the_base_are_refused(adapter_dir: Path, tmp_path: Path) -> None:
+    copy = shutil.copytree(adapter_dir, tmp_path / "final_model")
+    config = json.loads((copy / "adapter_config.json").read_text())
+    for change, refused in (({"layer_replication": [[0, 4], [0, 4]]}, "layer_replication"),
+                            ({"init_lora_weights": "pissa"}, "init_lora_weights='pissa'"),
+                            ({"megatron_core": "os"}, "megatron_core")):
+        (copy / "adapter_config.json").write_text(json.dumps({**config, **change}))
+        assert refusal(copy) == f"adapter_config.json sets LoRA options that are not supported: {refused}"
 
 
 def test_adapter_with_pickle_weights(adapter_dir: Path, tmp_path: Path) -> None:

@@ -9,6 +9,8 @@ waits until requests stop arriving (a few milliseconds), hands each group of req
 equal settings to the Backend in one call on a worker thread, and meanwhile collects the
 next batch. Token counts are reported as ModelUsage, so inspect never looks for a tokenizer;
 a reply that fills the model's context stops with "model_length" (multi-turn loops end there).
+The first error the Backend raises is kept (`failure`): the verifier tells a model that cannot
+generate from an evaluation that failed.
 
 Model args: base_model (registry key, required), device ("cpu" | "gpu", default "cpu"),
 batch_size (default 32). `ptbench_model()` builds the inspect Model around an already loaded
@@ -70,6 +72,7 @@ class _Batcher:
         self.arrived = 0.0
         self.batches = 0
         self.dispatcher: asyncio.Task[None] | None = None
+        self.failure: Exception | None = None  # the first error the backend raised
 
     async def submit(self, conversation: Conversation, tools: Tools | None, settings: GenerationSettings,
                      n: int) -> list[Completion]:
@@ -107,6 +110,7 @@ class _Batcher:
             if len(results) != len(batch):
                 raise RuntimeError(f"backend returned {len(results)} results for {len(batch)} conversations")
         except Exception as exc:  # every request of a failed batch sees the error (none is left waiting)
+            self.failure = self.failure or exc
             for request in batch:
                 if not request.future.done():
                     request.future.set_exception(exc)
@@ -173,6 +177,11 @@ class PtbenchModelAPI(ModelAPI):
                              total_tokens=prompt_tokens + output_tokens),
             time=time.monotonic() - started,
         )
+
+    @property
+    def failure(self) -> Exception | None:
+        """The first error the Backend raised while generating (the model failed, not the eval): None if none."""
+        return self.batcher.failure
 
     def max_connections(self) -> int:
         """Concurrent requests inspect sends: two batches, so the next one is queued while one generates."""

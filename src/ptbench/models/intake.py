@@ -1,14 +1,16 @@
 """Checkpoint intake: decide whether a submitted `final_model/` may be evaluated, and how.
 
 A submission is a full model or a PEFT LoRA adapter. Every check reads files as data: config and
-adapter config as JSON, weights from safetensors only (pickles are never loaded), no remote code,
-no symlink leaving the directory. A refusal carries a one-line reason; the caller then scores the
-base model. The chat template is always the one ptbench ships for the base model's family, and the
-submission's generation_config.json is never used.
+adapter config as JSON, weights from safetensors only (pickles are never loaded), no remote code
+(auto_map entries and .py files are noted, never run), no symlink leaving the directory or looping.
+A refusal carries a one-line reason; the caller then scores the base model. The chat template is
+always the one ptbench ships for the base model's family (the submission's own templates are noted
+and ignored), and the submission's generation_config.json is never used.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from functools import cache
 from pathlib import Path
@@ -23,8 +25,8 @@ from ptbench.models.loading import (
     tokenizer_source,
 )
 from ptbench.models.safety import (
-    Refusal, escaping_symlinks, nonfinite_tensors, pickle_files, read_json_object, tensor_shapes,
-    special_files, weight_files,
+    Refusal, bad_symlinks, nonfinite_tensors, pickle_files, read_json_object, special_files, tensor_shapes,
+    weight_files,
 )
 from ptbench.models.templates import ChatTemplate, chat_template
 
@@ -40,6 +42,17 @@ SIZE_RANGE = (0.8, 1.25)  # submission parameters / base parameters
 _DIMENSIONS = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads")
 _MAX_DIMENSION_RATIO = 4  # refuse configs far larger than the base before building anything from them
 _PROBE = [{"role": "system", "content": "probe"}, {"role": "user", "content": "2 + 2?"}]
+# LoraConfig fields that describe the adapter, or whose effect its tensors show (checked against the base);
+# any other field set away from peft's default (layer_replication, megatron, trainable tokens, ...) is refused
+_LORA_OPTIONS = frozenset({
+    "task_type", "peft_type", "auto_mapping", "peft_version", "base_model_name_or_path", "revision", "inference_mode",
+    "r", "lora_alpha", "lora_dropout", "target_modules", "exclude_modules", "fan_in_fan_out", "bias", "use_rslora",
+    "modules_to_save", "init_lora_weights", "layers_to_transform", "layers_pattern", "rank_pattern", "alpha_pattern",
+    "use_dora", "lora_bias", "runtime_config", "ensure_weight_tying",
+})
+_LORA_INITS = (True, False, "gaussian")  # the others (PiSSA, OLoRA, ...) rewrite the base weights when loading
+_TEMPLATE_FILES = ("chat_template.jinja", "chat_template.json")
+_LISTED = 5  # names listed in one note
 
 
 class IntakeResult(BaseModel):
@@ -88,7 +101,9 @@ def _checked_root(submission_dir: Path) -> Path:
     if not submission_dir.is_dir():
         raise Refusal(f"no model directory at {submission_dir}")
     root = submission_dir.resolve()
-    escaping = escaping_symlinks(root)
+    looping, escaping = bad_symlinks(root)
+    if looping:
+        raise Refusal(f"symlink loops in the model directory: {', '.join(looping[:3])}")
     if escaping:
         raise Refusal(f"symlinks leave the model directory: {', '.join(escaping[:3])}")
     special = special_files(root)
@@ -148,6 +163,7 @@ def _check_adapter(root: Path, info: BaseModelInfo, template: ChatTemplate, note
     adapter = read_json_object(root / ADAPTER_CONFIG)
     if adapter.get("peft_type") != "LORA":
         raise Refusal(f"adapter type {adapter.get('peft_type')!r} is not supported (only LORA)")
+    _check_lora_options(adapter)
     _check_adapter_base(str(adapter.get("base_model_name_or_path") or ""), info, notes)
     shapes = tensor_shapes(_weights(root, "adapter_model"))
     base_config, base_model = _base_meta(info.key)
@@ -161,6 +177,22 @@ def _check_adapter(root: Path, info: BaseModelInfo, template: ChatTemplate, note
     if has_tokenizer(root):
         notes.append("the adapter's tokenizer files are ignored; the base model's tokenizer is used")
     return count
+
+
+def _check_lora_options(adapter: dict) -> None:
+    """Refuse LoRA options that change the base model's structure or weights when loading, or run other code."""
+    from peft import LoraConfig
+
+    defaults = {
+        f.name: f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        for f in dataclasses.fields(LoraConfig)
+    }
+    unsupported = [key for key, value in adapter.items()
+                   if key in defaults and key not in _LORA_OPTIONS and value not in (None, defaults[key])]
+    if adapter.get("init_lora_weights", True) not in _LORA_INITS:
+        unsupported.append(f"init_lora_weights={adapter['init_lora_weights']!r}")
+    if unsupported:
+        raise Refusal(f"adapter_config.json sets LoRA options that are not supported: {', '.join(unsupported)}")
 
 
 def _check_adapter_base(name: str, info: BaseModelInfo, notes: list[str]) -> None:
@@ -277,17 +309,47 @@ def _note_ignored(root: Path, notes: list[str], tokenizer_own: bool) -> None:
         notes.append(f"pickle files ignored (never loaded): {', '.join(pickles[:3])}")
     if (root / "generation_config.json").is_file():
         notes.append("generation_config.json ignored: generation settings come from the benchmark")
-    if (root / "chat_template.jinja").is_file() or (tokenizer_own and _has_template(root)):
-        notes.append("the submitted chat template is ignored: the family's template is forced")
+    templates = _submitted_templates(root)
+    if templates:
+        notes.append(f"submitted chat templates ignored (the family's template is forced): {_listing(templates)}")
+    code = _remote_code(root)
+    if code:
+        notes.append(f"remote code ignored (never imported or run): {_listing(code)}")
     if not tokenizer_own and not is_adapter(root):
         notes.append("no tokenizer files: the base model's tokenizer is used")
 
 
-def _has_template(root: Path) -> bool:
+def _submitted_templates(root: Path) -> list[str]:
+    """Where the submission carries chat templates: tokenizer_config.json (one, or a named list) and template files."""
+    found = []
+    template = _json_or_empty(root / "tokenizer_config.json").get("chat_template")
+    if isinstance(template, list):
+        names = [repr(str(entry.get("name"))[:40]) for entry in template if isinstance(entry, dict)]
+        found.append(f"tokenizer_config.json chat_template named {_listing(names, ' / ')}")
+    elif template is not None:
+        found.append("tokenizer_config.json chat_template")
+    files = [root / name for name in _TEMPLATE_FILES] + sorted((root / "additional_chat_templates").glob("*.jinja"))
+    return found + [str(path.relative_to(root)) for path in files if path.is_file()]
+
+
+def _remote_code(root: Path) -> list[str]:
+    """The submission's remote code: auto_map entries of its configs, and every Python file it holds."""
+    found = [f"{name} auto_map" for name in ("config.json", "tokenizer_config.json")
+             if "auto_map" in _json_or_empty(root / name)]
+    return found + sorted(str(path.relative_to(root)) for path in root.rglob("*.py") if path.is_file())
+
+
+def _listing(items: list[str], separator: str = ", ") -> str:
+    more = len(items) - _LISTED
+    return separator.join(items[:_LISTED]) + (f" and {more} more" if more > 0 else "")
+
+
+def _json_or_empty(path: Path) -> dict:
+    """A JSON object file, or {} when it is missing or not one (other checks judge those files)."""
     try:
-        return "chat_template" in read_json_object(root / "tokenizer_config.json")
+        return read_json_object(path)
     except Refusal:
-        return False
+        return {}
 
 
 @cache

@@ -6,6 +6,7 @@ Nothing here deserialises Python objects: safetensors files are parsed by the sa
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -29,20 +30,24 @@ def _entries(root: Path) -> Iterator[Path]:
             yield Path(directory) / name
 
 
-def escaping_symlinks(root: Path) -> list[str]:
-    """Relative paths of symlinks under `root` whose target lies outside it (or does not resolve)."""
+def bad_symlinks(root: Path) -> tuple[list[str], list[str]]:
+    """Relative paths of symlinks under `root` that loop, and of those whose target lies outside it (or is
+    missing)."""
     base = root.resolve()
-    escaping = []
+    looping, escaping = [], []
     for path in _entries(root):
-        if path.is_symlink():
-            try:
-                target = path.resolve(strict=True)
-            except (OSError, RuntimeError):
-                escaping.append(str(path.relative_to(root)))
-                continue
-            if not target.is_relative_to(base):
-                escaping.append(str(path.relative_to(root)))
-    return sorted(escaping)
+        if not path.is_symlink():
+            continue
+        name = str(path.relative_to(root))
+        try:
+            target = path.resolve(strict=True)
+        except (RuntimeError, OSError) as exc:  # Python 3.12 reports a loop as RuntimeError, later ones as ELOOP
+            loop = isinstance(exc, RuntimeError) or exc.errno == errno.ELOOP
+            (looping if loop else escaping).append(name)
+            continue
+        if not target.is_relative_to(base):
+            escaping.append(name)
+    return sorted(looping), sorted(escaping)
 
 
 def special_files(root: Path) -> list[str]:

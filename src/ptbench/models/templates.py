@@ -1,7 +1,10 @@
 """Forced chat templates: one compact jinja template per model family, shipped with ptbench.
 
 A submission's own chat template (tokenizer_config.json or chat_template.jinja) is never used, so no
-agent gains by editing it; the name of the template used is recorded by intake.
+agent gains by editing it; the name of the template used is recorded by intake. The forced template is
+rendered from its own text by transformers' sandboxed jinja renderer, never through the tokenizer's
+template lookup (`apply_chat_template(chat_template=...)` takes a string naming one of the tokenizer's
+own templates as that template, so a submission could name its template by our template's text).
 """
 
 from __future__ import annotations
@@ -41,11 +44,17 @@ class ChatTemplate:
         tools: list[dict[str, Any]] | None = None,
         add_generation_prompt: bool = True,
     ) -> str:
-        """The prompt text for `messages` (and optional tool schemas), ending with the assistant header."""
-        return tokenizer.apply_chat_template(
-            messages, tools=tools or None, chat_template=self.text, tokenize=False,
-            add_generation_prompt=add_generation_prompt,
+        """The prompt text for `messages` (and optional tool schemas), ending with the assistant header.
+
+        Only the tokenizer's special tokens (bos_token, ...) reach the template, as apply_chat_template passes them.
+        """
+        from transformers.utils.chat_template_utils import render_jinja_template
+
+        rendered, _ = render_jinja_template(
+            conversations=[messages], tools=tools or None, chat_template=self.text,
+            add_generation_prompt=add_generation_prompt, **tokenizer.special_tokens_map,
         )
+        return rendered[0]
 
     def stop_token_ids(self, tokenizer: PreTrainedTokenizerBase) -> list[int]:
         """Ids of the stop tokens that this tokenizer has as single tokens."""

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ptbench.benchmarks.registry import BenchmarkDef
+from ptbench.errors import first_line
 from ptbench.verify.results import LogSummary, summarize_log
 from ptbench.verify.verdict import EvaluationRecord
 
@@ -45,6 +46,7 @@ class EvalOutcome:
     record: EvaluationRecord
     summary: LogSummary
     max_tokens_override: int | None = None
+    model_failure: str | None = None  # the model failed to generate: the first error, as one line
 
 
 def run_evaluation(request: EvalRequest, model_dir: Path, base_model: str, device: str,
@@ -59,9 +61,10 @@ def run_evaluation(request: EvalRequest, model_dir: Path, base_model: str, devic
     task = request.benchmark.build_task(request.data_dir, request.limit, request.split, **request.task_opts)
     request.log_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
+    model = ptbench_model(model_dir, base_model, device, backend=backend, batch_size=BATCH_SIZE)
     [log] = inspect_eval(
         task,
-        model=ptbench_model(model_dir, base_model, device, backend=backend, batch_size=BATCH_SIZE),
+        model=model,
         model_roles=dict(request.judges) or None,
         log_dir=str(request.log_dir),
         log_format="eval",
@@ -94,4 +97,6 @@ def run_evaluation(request: EvalRequest, model_dir: Path, base_model: str, devic
                     "epochs": task.epochs or 1},
         seconds=round(seconds, 3),
     )
-    return EvalOutcome(record=record, summary=summary, max_tokens_override=request.max_tokens)
+    failure = model.api.failure  # type: ignore[attr-defined]  (our PtbenchModelAPI)
+    return EvalOutcome(record=record, summary=summary, max_tokens_override=request.max_tokens,
+                       model_failure=None if failure is None else f"{type(failure).__name__}: {first_line(failure)}")

@@ -2,8 +2,9 @@
 
 Nothing from the submission directory is executed: intake reads config, tokenizer and
 safetensors files as data (never trust_remote_code, never pickles), and the Backend loads
-weights the same way. A submission that is missing, broken or flagged, or that fails to
-load, is replaced by the base model, and the reason is recorded in details.json. When the
+weights the same way. A submission that is missing, broken or flagged, that fails to load,
+or that fails while generating (an error, or logits that are not finite), is replaced by the
+base model, and the one-line reason is recorded in details.json. When the
 verifier itself fails (the base model does not load, inspect errors) it writes details.json
 but no reward.json, and raises VerifyFailed: that is not the submission's score.
 """
@@ -63,10 +64,14 @@ def verify(request: VerifyRequest, console: Console) -> Verdict:
     device = request.device or spec.device
     try:
         loaded = _choose_model(spec, request.submission, device, verdict, console)
-        console.print(f"[bold]evaluation[/bold]: {spec.benchmark} ({eval_request.split}) on the "
-                      f"{verdict.scored} model {loaded.model_dir}", highlight=False)
-        outcome = run_evaluation(eval_request, loaded.model_dir, spec.base_model, device, loaded.backend,
-                                 loaded.chat_template)
+        outcome = _evaluate(eval_request, loaded, spec, device, verdict, console)
+        if outcome.model_failure is not None and verdict.scored == "submission":
+            reason = f"evaluation: the submission failed while generating: {outcome.model_failure}"
+            verdict.stages.append(StageRecord(name="evaluation", status="failed", reasons=[reason]))
+            verdict.fallback_reasons.append(reason)
+            loaded.backend.close()
+            outcome = _evaluate(eval_request, _load_base(spec, device, verdict, console), spec, device, verdict,
+                                console)
         verdict.evaluation = outcome.record
         _relative_log(verdict, request.out_dir)
         if outcome.summary.status != "success":
@@ -119,9 +124,14 @@ def _choose_model(spec: TaskSpec, submission: Path, device: str, verdict: Verdic
         verdict.fallback_reasons += [f"integrity: {reason}" for reason in integrity.reasons]
     if loaded is not None and not verdict.fallback_reasons:
         return loaded
-    verdict.scored = "base"
     if loaded is not None:
         loaded.backend.close()
+    return _load_base(spec, device, verdict, console)
+
+
+def _load_base(spec: TaskSpec, device: str, verdict: Verdict, console: Console) -> LoadedModel:
+    """The base model, scored instead of the submission for the verdict's fallback reasons."""
+    verdict.scored = "base"
     console.print(f"[yellow]scoring the base model {spec.base_model} instead[/yellow]: "
                   f"{verdict.fallback_reasons[0] if verdict.fallback_reasons else 'intake failed'}", highlight=False)
     try:
@@ -129,6 +139,14 @@ def _choose_model(spec: TaskSpec, submission: Path, device: str, verdict: Verdic
             return load_base(spec.base_model, device)
     except Exception as exc:  # the base model is ours: failing to load it is the verifier's failure
         raise VerifyFailed(f"cannot load the base model {spec.base_model}: {exc}") from exc
+
+
+def _evaluate(eval_request: EvalRequest, loaded: LoadedModel, spec: TaskSpec, device: str, verdict: Verdict,
+              console: Console) -> EvalOutcome:
+    """Evaluate the chosen model (the verdict says whose it is)."""
+    console.print(f"[bold]evaluation[/bold]: {spec.benchmark} ({eval_request.split}) on the "
+                  f"{verdict.scored} model {loaded.model_dir}", highlight=False)
+    return run_evaluation(eval_request, loaded.model_dir, spec.base_model, device, loaded.backend, loaded.chat_template)
 
 
 def _reward(benchmark: BenchmarkDef, outcome: EvalOutcome, verdict: Verdict) -> RewardFile:

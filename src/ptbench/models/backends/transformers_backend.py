@@ -6,6 +6,8 @@ is cut to what is left of it after the batch's longest prompt, and a prompt that
 an empty answer that finished on "length".
 With a seed the outputs of one call are reproducible; greedy decoding (temperature 0) always is.
 The model's own generation_config (which a submission controls) is replaced by a blank one.
+Logits that are not finite (NaN, +inf, or a row with no finite value) stop generation with a
+FloatingPointError: such a model is broken, whether decoding is greedy or sampled.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from ptbench.models.backends.base import Backend, Completion, Conversation, Gene
 from ptbench.models.templates import ChatTemplate
 
 if TYPE_CHECKING:
+    import torch
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 
@@ -89,7 +92,7 @@ class TransformersBackend(Backend):
             output = self.model.generate(
                 input_ids=input_ids.to(self.model.device), attention_mask=attention.to(self.model.device),
                 max_new_tokens=settings.max_new_tokens, eos_token_id=self.stop_ids, pad_token_id=self.pad_id,
-                **options,
+                logits_processor=[_check_finite], **options,
             )
         new = output[:, width:].tolist()
         per_prompt = n if sample else 1
@@ -113,3 +116,16 @@ class TransformersBackend(Backend):
         while ids and ids[-1] == self.pad_id:
             ids = ids[:-1]
         return ids
+
+
+def _check_finite(input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+    """A logits processor (run after temperature and top-p): every row must keep a finite maximum.
+
+    Tokens filtered out by top-p are -inf, which is fine; NaN (which amax propagates), +inf, or a row
+    of -inf leave no distribution to decode from.
+    """
+    import torch
+
+    if not bool(torch.isfinite(scores.amax(dim=-1)).all()):
+        raise FloatingPointError("the model's logits are not finite (NaN or infinity)")
+    return scores

@@ -1,0 +1,81 @@
+"""Submissions that pass intake's file checks but cannot be evaluated: the base model is scored, with one reason."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ptbench.models.backends import GenerationSettings, load_backend
+from ptbench.verify.verdict import Verdict
+
+from .conftest import FIXTURES, write_spec
+
+
+def replicated_adapter(tiny_dir: Path, out: Path) -> Path:
+    """A peft LoRA adapter on the tiny model whose config asks peft to replicate its layers at load."""
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    model = get_peft_model(AutoModelForCausalLM.from_pretrained(tiny_dir), LoraConfig(r=2, target_modules=["q_proj"]))
+    model.save_pretrained(out)
+    config = json.loads((out / "adapter_config.json").read_text())
+    (out / "adapter_config.json").write_text(json.dumps({**config, "layer_replication": [[0, 4], [0, 4]]}))
+    return out
+
+
+@pytest.fixture(scope="module")
+def overflowing(tiny_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny model with finite weights so large (final norm 3e38) that its logits overflow."""
+    from safetensors.torch import load_file, save_file
+
+    out = tmp_path_factory.mktemp("overflowing") / "final_model"
+    out.mkdir()
+    for name in ("config.json", "tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(tiny_dir / name, out / name)
+    tensors = load_file(tiny_dir / "model.safetensors")
+    tensors["model.norm.weight"].fill_(3e38)
+    save_file(tensors, out / "model.safetensors", metadata={"format": "pt"})
+    return out
+
+
+def verify_as_base(cli, submission: Path, tmp_path: Path) -> Verdict:
+    """Run `ptbench verify` on gsm8k-tiny; it must score the base model and exit 0 without a traceback."""
+    spec = write_spec(tmp_path / "tests", "gsm8k-tiny")
+    out = tmp_path / "verifier"
+    result = cli("verify", "--task", str(spec), "--submission", str(submission), "--out", str(out),
+                 "--data-dir", str(FIXTURES / "gsm8k"), "--limit", "1", "--max-tokens", "4",
+                 env={"PTBENCH_WORKDIR": str(tmp_path / "work")})
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    assert set(json.loads((out / "reward.json").read_text())) >= {"reward", "accuracy"}
+    details = Verdict.model_validate_json((out / "details.json").read_text())
+    assert details.scored == "base" and len(details.fallback_reasons) == 1
+    assert "\n" not in details.fallback_reasons[0]
+    return details
+
+
+def test_lora_with_layer_replication_is_refused(cli, tiny_dir: Path, tmp_path: Path) -> None:
+    details = verify_as_base(cli, replicated_adapter(tiny_dir, tmp_path / "final_model"), tmp_path)
+    assert details.fallback_reasons == [
+        "intake: adapter_config.json sets LoRA options that are not supported: layer_replication"]
+
+
+def test_overflowing_weights_fall_back_to_the_base(cli, overflowing: Path, tmp_path: Path) -> None:
+    details = verify_as_base(cli, overflowing, tmp_path)
+    assert details.intake.ok
+    assert details.fallback_reasons == ["evaluation: the submission failed while generating: FloatingPointError: "
+                                        "the model's logits are not finite (NaN or infinity)"]
+    assert [(s.name, s.status) for s in details.stages] == [
+        ("intake", "passed"), ("integrity", "not_implemented"), ("evaluation", "failed"), ("evaluation", "passed"),
+        ("reward", "passed")]
+    assert details.evaluation.model_path != str(overflowing)
+
+
+@pytest.mark.parametrize("temperature", [0.0, 0.7])
+def test_overflowing_logits_stop_greedy_and_sampled_generation(overflowing: Path, temperature: float) -> None:
+    backend = load_backend(overflowing, "tiny", "cpu", threads=1)
+    with pytest.raises(FloatingPointError, match="logits are not finite"):
+        backend.generate([[{"role": "user", "content": "2 + 2?"}]], GenerationSettings(max_new_tokens=4, temperature=temperature))
