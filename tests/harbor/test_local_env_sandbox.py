@@ -77,6 +77,8 @@ def test_tmp_background_processes_and_logs_persist_across_execs(tmp_path):
     async def scenario(env):
         await ok(env, "echo kept > /tmp/note; nohup sleep 1000 >/dev/null 2>&1 & echo $! > /tmp/pids")
         await ok(env, "echo log > /logs/agent/out.txt")
+        assert not (tmp_path / "trial" / "agent" / "out.txt").exists()  # a private dir, not a bind of the host's
+        await env.download_dir("/logs/agent", tmp_path / "trial" / "agent")  # as Harbor does after the agent
         missing_cwd = await env.exec("true", cwd="/no/such/dir")
         return await ok(env, "cat /tmp/note"), await ok(env, COUNT_ALIVE), await ok(env, "pwd"), missing_cwd.return_code
 
@@ -117,8 +119,8 @@ def test_root_commands_keep_only_docker_capabilities(tmp_path):
 
     status, remount = in_env(make_env(tmp_path), scenario)
     caps = dict(line.split(":\t") for line in status.splitlines())
-    # Docker's default set without mknod, and without net_raw on the host's network.
-    expected = sum(1 << bit for name, bit in CAP_BITS.items() if name != "net_raw")
+    # Docker's default set without mknod.
+    expected = sum(1 << bit for bit in CAP_BITS.values())
     assert int(caps["CapBnd"], 16) == expected == int(caps["CapEff"], 16)
     assert int(caps["CapInh"], 16) == 0
     assert remount.return_code != 0
@@ -317,5 +319,5 @@ def test_gpus_declared_absent_without_device_nodes_and_passed_through_with_them(
     nodes = gpu_device_nodes(fake_dev)
     assert gpu_count(nodes) == 2
     tools = HostTools(bwrap="bwrap", nsenter="nsenter", setpriv="setpriv", bash="bash")
-    argv = holder_command(tools, tmp_path / "root", [], nodes, isolate_network=False, info_fd=3)
+    argv = holder_command(tools, tmp_path / "root", [], nodes, info_fd=3, seccomp_fd=4, caps=[])
     assert argv.count("--dev-bind") == 4 and str(fake_dev / "nvidiactl") in argv

@@ -19,7 +19,7 @@ from rich.live import Live
 from ptbench.demo.config import DemoPaths
 from ptbench.demo.watch import TrialWatch
 from ptbench.harbor.labels import LOCAL_ENVIRONMENT
-from ptbench.harbor.sandbox_roots import BASE_DIR_ENV
+from ptbench.harbor.sandbox_roots import BASE_DIR_ENV, base_dir
 from ptbench.paths import cache_dir
 
 REFERENCE_AGENT = "reference"
@@ -58,7 +58,7 @@ async def run_job(config: JobConfig, console: Console, budget_seconds: float) ->
     from ptbench.harbor.jobs import create_job
 
     job = await create_job(config)
-    watch = TrialWatch(budget_seconds)
+    watch = TrialWatch(budget_seconds, base_dir(config.environment.kwargs.get("sandbox_dir")))
     watch.attach(job)
     with Live(watch, console=console, refresh_per_second=4, transient=False):
         await job.run()

@@ -1,16 +1,16 @@
 """The live view of the demo's Harbor trial: which phase runs, for how long, and the tail of its log.
 
 Fed by Harbor's trial hooks (environment start, agent start and end, verification start, end);
-the log tail comes from the trial dir Harbor's log mounts write to (the agent's oracle.txt while
-the recipe runs, the verifier's test-stdout.txt while it scores). Log text is agent and model
-output: shown literally, control characters removed, clipped.
+the log tail is read live from the running sandbox's root (the agent's /logs/agent/oracle.txt while
+the recipe runs, the verifier's /logs/verifier/test-stdout.txt while it scores: Harbor copies them to
+the trial dir only afterwards), never following a link the sandbox planted. Log text is agent and
+model output: shown literally, control characters removed, clipped.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import stat
 import time
 from pathlib import Path
 
@@ -21,6 +21,9 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
+from ptbench.harbor.sandbox_files import HostLocation, open_file
+from ptbench.harbor.sandbox_roots import env_dir_prefix
+
 TAIL_LINES = 4
 TAIL_BYTES = 8192
 LINE_CHARS = 160
@@ -30,15 +33,17 @@ SETUP = "environment and agent setup"
 AGENT = "agent (reference recipe)"
 VERIFIER = "verifier"
 PHASES = (SETUP, AGENT, VERIFIER)
-_LOGS = {AGENT: "agent/oracle.txt", VERIFIER: "verifier/test-stdout.txt"}
+# Per phase: how its environment's session id ends (after the trial name), and its log inside.
+_LOGS = {AGENT: ("__env", "/logs/agent/oracle.txt"), VERIFIER: ("__verifier__", "/logs/verifier/test-stdout.txt")}
 
 
 class TrialWatch:
     """Tracks one trial's phases from Harbor's hooks; renders as a rich renderable (inside `rich.live.Live`)."""
 
-    def __init__(self, budget_seconds: float) -> None:
+    def __init__(self, budget_seconds: float, sandboxes: Path) -> None:
         self.budget_seconds = budget_seconds
-        self.trial_dir: Path | None = None
+        self.sandboxes = sandboxes
+        self.trial_name: str | None = None
         self.current: str | None = None
         self.started: dict[str, float] = {}
         self.finished: dict[str, float] = {}
@@ -53,7 +58,7 @@ class TrialWatch:
         job.on_trial_ended(self._phase(None))
 
     async def _on_start(self, event: TrialHookEvent) -> None:
-        self.trial_dir = event.config.trials_dir / event.config.trial_name
+        self.trial_name = event.config.trial_name
 
     def _phase(self, name: str | None):  # noqa: ANN202 - a Harbor hook callback
         async def hook(event: TrialHookEvent) -> None:
@@ -93,23 +98,32 @@ class TrialWatch:
             table.add_row(mark, label, _clock(seconds))
         parts: list[RenderableType] = [table]
         log = _LOGS.get(self.current or "")
-        if log and self.trial_dir is not None:
+        if log and self.trial_name is not None:
             parts += [Text(f"  │ {line}", style="dim", overflow="ellipsis", no_wrap=True)
-                      for line in tail(self.trial_dir / log)]
+                      for line in tail(self._live_log(*log))]
         return Group(*parts)
 
+    def _live_log(self, session_suffix: str, log: str) -> HostLocation | None:
+        """Where the running phase's log is on the host: inside its sandbox's root, if it is running."""
+        prefix = env_dir_prefix(f"{self.trial_name}{session_suffix}")[:-1]
+        try:
+            with os.scandir(self.sandboxes) as entries:
+                roots = [entry.path for entry in entries if entry.name.startswith(prefix)]
+        except OSError:
+            return None
+        if not roots:
+            return None
+        root = os.path.join(max(roots, key=os.path.getmtime), "root")
+        return HostLocation(log, root, tuple(part for part in log.split("/") if part), read_only=True)
 
-def tail(path: Path, lines: int = TAIL_LINES) -> list[str]:
-    """The last non-empty lines of a log file, cleaned for display; [] when it is missing or not a plain file."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
+
+def tail(location: HostLocation | None, lines: int = TAIL_LINES) -> list[str]:
+    """The last non-empty lines of a sandbox's log file, cleaned for display; [] when there is no such file."""
+    fd = open_file(location) if location is not None else None
+    if fd is None:
         return []
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return []
-        size = info.st_size
+        size = os.fstat(fd).st_size
         os.lseek(fd, max(0, size - TAIL_BYTES), os.SEEK_SET)
         data = os.read(fd, TAIL_BYTES)
     except OSError:

@@ -2,8 +2,9 @@
 
 Use it with `harbor run -e ptbench.harbor.local:LocalEnvironment` or `import_path` in a JobConfig.
 Options (`--ek key=value` or `environment.kwargs`): `sandbox_dir` (base dir of environment roots,
-default $PTBENCH_SANDBOX_DIR or <tmp>/ptbench-sandboxes) and `ro_paths` (extra host paths bound
-read-only, comma-separated or a list). The task's Dockerfile is ignored (except its WORKDIR); the
+default $PTBENCH_SANDBOX_DIR or <tmp>/ptbench-sandboxes; root's alone), `ro_paths` (extra host paths
+bound read-only, comma-separated or a list), `pids_limit`, and `max_download_files` / `max_download_mib`
+(what one download out of the sandbox may bring to the host). The task's Dockerfile is ignored (except its WORKDIR); the
 sandbox offers the host's /usr, /etc, /opt and ptbench's own Python environment, read-only.
 """
 
@@ -19,10 +20,11 @@ from harbor.environments.base import BaseEnvironment, ExecResult
 from harbor.environments.capabilities import EnvironmentCapabilities, EnvironmentResourceCapabilities
 from harbor.models.task.config import EnvironmentConfig
 from harbor.models.trial.config import ResourceMode
-from harbor.models.trial.paths import TrialPaths
+from harbor.models.trial.paths import EnvironmentPaths, TrialPaths
 
-from ptbench.harbor import sandbox_files
+from ptbench.harbor import sandbox_files, sandbox_seccomp
 from ptbench.harbor.sandbox_exec import (
+    HolderBoundingSet,
     SandboxUser,
     capability_set,
     clean_environment,
@@ -47,6 +49,7 @@ from ptbench.harbor.sandbox_layout import (
     read_only_binds,
 )
 from ptbench.harbor.sandbox_limits import EnforcedLimits, enforced_controllers, task_limits
+from ptbench.harbor.sandbox_network import SlirpNetwork
 from ptbench.harbor.sandbox_process import Holder, Preexec, run_command
 from ptbench.harbor.sandbox_roots import EnvDir, base_dir, sweep_stale
 
@@ -66,10 +69,14 @@ class LocalEnvironment(BaseEnvironment):
         sandbox_dir: str | None = None,
         ro_paths: str | list[str] | None = None,
         pids_limit: int | str | None = None,
+        max_download_files: int | str = sandbox_files.DEFAULT_MAX_FILES,
+        max_download_mib: int | str = sandbox_files.DEFAULT_MAX_BYTES >> 20,
         **kwargs: Any,
     ) -> None:
         # Read by the capability validators inside BaseEnvironment.__init__.
         self._gpu_nodes = gpu_device_nodes()
+        self._max_download_files = int(max_download_files)
+        self._max_download_bytes = int(max_download_mib) << 20
         self._sandbox_base = base_dir(sandbox_dir)
         extra = ro_paths.split(",") if isinstance(ro_paths, str) else list(ro_paths or [])
         self._ro_binds = read_only_binds(ptbench_paths() + [path for path in extra if path])
@@ -84,7 +91,13 @@ class LocalEnvironment(BaseEnvironment):
         self._workdir = (
             task_env_config.workdir or dockerfile_workdir(environment_dir / "Dockerfile") or "/"
         )
-        self._binds = self._ro_binds + [self._mount_bind(mount) for mount in self._mounts]
+        # Harbor's log mounts (sources in the trial dir) are never bound: a host dir the sandbox can write is a
+        # host dir it can plant symlinks in for Harbor's own host-side writes and reads. They are private dirs
+        # of the sandbox instead, which Harbor downloads (`mounted=False`) through the no-follow copies.
+        trial_dir = os.path.abspath(trial_paths.trial_dir)
+        log_mounts = [mount for mount in self._mounts if is_within(os.path.abspath(mount["source"]), trial_dir)]
+        self._log_dirs = sorted({mount["target"] for mount in log_mounts})
+        self._binds = self._ro_binds + [self._mount_bind(mount) for mount in self._mounts if mount not in log_mounts]
         for bind in self._ro_binds:
             if is_within(self._workdir, bind.target):
                 raise ValueError(f"the workdir {self._workdir} lies in {bind.target}, read-only in the local environment")
@@ -92,6 +105,7 @@ class LocalEnvironment(BaseEnvironment):
                 raise ValueError(f"sandbox_dir {self._sandbox_base} must not lie inside {bind.target}, which sandboxes see")
         self._env_dir: EnvDir | None = None
         self._holder: Holder | None = None
+        self._network: SlirpNetwork | None = None  # slirp4netns of a `public` sandbox
         self._tools: HostTools | None = None
         self._paths: sandbox_files.PathMap | None = None
         self._claimed_uids: set[int] = set()
@@ -116,13 +130,14 @@ class LocalEnvironment(BaseEnvironment):
         """Harbor's CLI calls this before queueing trials: stop at once when bubblewrap is missing."""
         try:
             find_tools()
+            sandbox_seccomp.program()
         except SandboxUnavailableError as exc:
             raise SystemExit(str(exc)) from None
 
     @property
     def capabilities(self) -> EnvironmentCapabilities:
-        """No-network and mounted logs always; GPUs only when this host has NVIDIA device nodes."""
-        return EnvironmentCapabilities(gpus=gpu_count(self._gpu_nodes) > 0, disable_internet=True, mounted=True)
+        """No-network always; logs are downloaded, never mounted; GPUs only when this host has NVIDIA device nodes."""
+        return EnvironmentCapabilities(gpus=gpu_count(self._gpu_nodes) > 0, disable_internet=True, mounted=False)
 
     @classmethod
     def resource_capabilities(cls) -> EnvironmentResourceCapabilities:
@@ -150,23 +165,31 @@ class LocalEnvironment(BaseEnvironment):
     async def start(self, force_build: bool) -> None:
         """Create the private root and start the holder process; force_build has nothing to rebuild."""
         tools = find_tools()
+        seccomp = sandbox_seccomp.program()
         await asyncio.to_thread(sweep_stale, self._sandbox_base)
         env_dir = await asyncio.to_thread(EnvDir, self._sandbox_base, self.session_id)
         gpu_nodes = self._gpu_nodes if self._effective_gpus > 0 else []
         try:
-            prepare_root(env_dir.root, self._workdir)
+            prepare_root(env_dir.root, self._workdir, self._log_dirs)
             self._enforced = await asyncio.to_thread(EnforcedLimits.create, env_dir.path.name, self._limits)
             self._spawn_steps.insert(0, self._enforced.spawn_step)
             self._holder = await Holder.start(
-                lambda info_fd: holder_command(
-                    tools, env_dir.root, self._binds, gpu_nodes, self._network_disabled, info_fd,
+                lambda info_fd, seccomp_fd: holder_command(
+                    tools, env_dir.root, self._binds, gpu_nodes, info_fd,
+                    seccomp_fd=seccomp_fd, caps=capability_set(),
                     shm_bytes=self._limits.shm_bytes,
                 ),
                 READY,
                 env_dir.holder_log,
-                self._preexec(),
+                self._preexec(HolderBoundingSet(capability_set())),
+                seccomp_program=seccomp,
             )
+            if not self._network_disabled:
+                self._network = await SlirpNetwork.start(
+                    tools.slirp4netns, self._holder.child_pid, env_dir.path / "network.log"
+                )
         except BaseException:
+            await self._stop_processes()
             await self._release_limits()
             await asyncio.to_thread(env_dir.remove)
             raise
@@ -177,9 +200,7 @@ class LocalEnvironment(BaseEnvironment):
 
     async def stop(self, delete: bool) -> None:
         """Kill every process of the sandbox; remove its root when delete, else keep it for inspection."""
-        if self._holder is not None:
-            await self._holder.stop()
-            self._holder = None
+        await self._stop_processes()
         await self._release_limits()
         env_dir, self._env_dir = self._env_dir, None
         if env_dir is None:
@@ -201,6 +222,7 @@ class LocalEnvironment(BaseEnvironment):
         """Run `bash -c command` inside as the given (or default) user; all its processes die on timeout or cancel."""
         if self._holder is None or self._tools is None:
             raise RuntimeError(f"the local environment {self.session_id} is not running")
+        self._check_alive()
         who = resolve_user(self._resolve_user(user))
         if not who.is_root and who.uid not in self._claimed_uids:
             await asyncio.to_thread(self._claim_for, who)
@@ -208,13 +230,24 @@ class LocalEnvironment(BaseEnvironment):
             self._tools,
             self._holder.child_pid,
             who,
-            capability_set(host_network=not self._network_disabled),
+            capability_set(),
             cwd or self._workdir,
             command,
         )
         environment = clean_environment(who, [os.path.join(sys.prefix, "bin")], self._merge_env(env))
-        result = await run_command(argv, environment, timeout_sec or None, self._output_callback(), self._preexec())
+        # Commands get the seccomp filter from the spawn step; the holder gets it from bwrap, which needs
+        # the denied syscalls (unshare, mount, pivot_root) to build the sandbox.
+        preexec = self._preexec(sandbox_seccomp.installer())
+        result = await run_command(argv, environment, timeout_sec or None, self._output_callback(), preexec)
+        self._check_alive()
         return ExecResult(stdout=result.stdout, stderr=result.stderr, return_code=result.return_code)
+
+    def _check_alive(self) -> None:
+        """A sandbox whose first process died (killed from inside, or by the OOM killer) ran nothing: say so."""
+        if self._holder is not None and not self._holder.is_alive():
+            raise RuntimeError(
+                f"the sandbox of {self.session_id} died (its first process was killed); every process in it is gone"
+            )
 
     async def _release_limits(self) -> None:
         """Once the holder is dead: kill anything left in the sandbox's cgroups and remove them."""
@@ -227,9 +260,17 @@ class LocalEnvironment(BaseEnvironment):
         if left:
             self.logger.warning(f"could not remove the cgroups of {self.session_id}: {', '.join(map(str, left))}")
 
-    def _preexec(self) -> Preexec | None:
-        """The spawn steps as one pre-exec function (None when there are none: Python then spawns faster)."""
-        steps = list(self._spawn_steps)
+    async def _stop_processes(self) -> None:
+        """Kill the holder (and with it every process inside) and the network relay, both at once (each
+        takes ~20 ms to exit: the kernel tears down their namespaces and the tap device)."""
+        holder, self._holder = self._holder, None
+        network, self._network = self._network, None
+        await asyncio.gather(*(part.stop() for part in (holder, network) if part is not None))
+
+    def _preexec(self, *last: Preexec) -> Preexec | None:
+        """The spawn steps, then `last`, as one pre-exec function (None when there are none: Python then
+        spawns faster)."""
+        steps = [*self._spawn_steps, *last]
         if not steps:
             return None
 
@@ -265,16 +306,25 @@ class LocalEnvironment(BaseEnvironment):
         await asyncio.to_thread(sandbox_files.upload_file, Path(source_path), target)
 
     async def upload_dir(self, source_dir: Path | str, target_dir: str) -> None:
-        """Copy a host dir's contents into a sandbox dir."""
-        target = self._require_paths().locate(target_dir)
+        """Copy a host dir's contents into a sandbox dir.
+
+        Harbor uploads the tests just before the verifier runs; in a shared environment the agent may have
+        written the verifier's log dir already (a reward.json of its own), so that dir is emptied first."""
+        paths = self._require_paths()
+        target = paths.locate(target_dir)
+        if target.env_path.rstrip("/") == str(EnvironmentPaths.tests_dir):
+            await asyncio.to_thread(sandbox_files.empty_dir, paths.locate(str(EnvironmentPaths.verifier_dir)))
         await asyncio.to_thread(sandbox_files.upload_dir, Path(source_dir), target)
 
     async def download_file(self, source_path: str, target_path: Path | str) -> None:
         """Copy a regular sandbox file to the host; a symlink anywhere on its path is refused."""
         source = self._require_paths().locate(source_path)
-        await asyncio.to_thread(sandbox_files.download_file, source, Path(target_path))
+        await asyncio.to_thread(sandbox_files.download_file, source, Path(target_path), self._budget())
 
     async def download_dir(self, source_dir: str, target_dir: Path | str) -> None:
         """Copy a sandbox dir's contents to the host; symlinks and special files in it are skipped."""
         source = self._require_paths().locate(source_dir)
-        await asyncio.to_thread(sandbox_files.download_dir, source, Path(target_dir))
+        await asyncio.to_thread(sandbox_files.download_dir, source, Path(target_dir), self._budget())
+
+    def _budget(self) -> sandbox_files.TransferBudget:
+        return sandbox_files.TransferBudget(files=self._max_download_files, bytes=self._max_download_bytes)

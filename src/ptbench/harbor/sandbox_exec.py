@@ -2,13 +2,14 @@
 
 nsenter'ed processes would inherit the caller's full root capabilities, with which a root command could
 remount a read-only bind writable. setpriv therefore caps the bounding set at Docker's default set
-(minus CAP_MKNOD, and minus CAP_NET_RAW when the sandbox shares the host's network) and clears the
-inheritable set before bash starts; a non-root user gets its uid, gid and groups from the host's
-/etc/passwd, which is also the sandbox's.
+(minus CAP_MKNOD) and clears the inheritable set before bash starts; a non-root user gets its uid, gid
+and groups from the host's /etc/passwd, which is also the sandbox's. The holder's processes get the same
+bound (HolderBoundingSet).
 """
 
 from __future__ import annotations
 
+import ctypes
 import pwd
 import shlex
 from dataclasses import dataclass
@@ -33,10 +34,15 @@ DOCKER_DEFAULT_CAPS = (
     "sys_chroot",
 )
 # Docker's device cgroup makes mknod harmless there; here a device node would be live to host-side
-# tools walking a kept root, so it goes. net_raw would let root sniff the host's interfaces when the
-# sandbox shares the host network namespace.
+# tools walking a kept root, so it goes. net_raw stays: every sandbox has its own network namespace.
 _NEVER = frozenset({"mknod"})
-_NOT_ON_HOST_NETWORK = frozenset({"net_raw"})
+# Capability numbers (linux/capability.h) of Docker's set.
+CAP_NUMBERS = {
+    "chown": 0, "dac_override": 1, "fowner": 3, "fsetid": 4, "kill": 5, "setgid": 6, "setuid": 7, "setpcap": 8,
+    "net_bind_service": 10, "net_raw": 13, "sys_chroot": 18, "mknod": 27, "audit_write": 29, "setfcap": 31,
+}
+_CAP_VERSION_3 = 0x20080522
+_PR_CAPBSET_DROP = 24
 
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 CWD_MISSING = 125  # exit code when the working directory does not exist (as `env -C` reports it)
@@ -72,10 +78,9 @@ def resolve_user(user: str | int | None) -> SandboxUser:
     return SandboxUser(uid=entry.pw_uid, gid=entry.pw_gid, name=entry.pw_name, home=entry.pw_dir or "/")
 
 
-def capability_set(host_network: bool) -> list[str]:
-    """The capabilities every command may keep: Docker's defaults minus what is unsafe without Docker."""
-    dropped = _NEVER | (_NOT_ON_HOST_NETWORK if host_network else frozenset())
-    return [cap for cap in DOCKER_DEFAULT_CAPS if cap not in dropped]
+def capability_set() -> list[str]:
+    """The capabilities every sandbox process may keep: Docker's defaults minus what is unsafe without Docker."""
+    return [cap for cap in DOCKER_DEFAULT_CAPS if cap not in _NEVER]
 
 
 def exec_command(
@@ -108,3 +113,46 @@ def clean_environment(user: SandboxUser, path_first: list[str], merged: dict[str
     }
     environment.update(merged or {})
     return environment
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+class HolderBoundingSet:
+    """Spawn step of the holder: caps the bounding set of everything bwrap starts at `caps`, while bwrap
+    itself keeps the capabilities it needs to build the sandbox.
+
+    As root, bwrap never shrinks the bounding set (it relies on no_new_privs), so its pid 1 would show
+    a full one. Here, between fork and exec: the inheritable set takes the permitted one, then every
+    capability outside `caps` leaves the bounding set. At exec root's new permitted set is
+    inheritable | bounding, so bwrap still starts fully privileged, and its children inherit the small
+    bounding set (pid 1 then drops every capability, the command keeps `caps`)."""
+
+    def __init__(self, caps: list[str]) -> None:
+        with open("/proc/sys/kernel/cap_last_cap") as last:
+            last_cap = int(last.read())
+        keep = {CAP_NUMBERS[cap] for cap in caps}
+        self._drop = tuple(cap for cap in range(last_cap + 1) if cap not in keep)
+        libc = ctypes.CDLL(None, use_errno=True)
+        self._capget, self._capset, self._prctl = libc.capget, libc.capset, libc.prctl
+        for function in (self._capget, self._capset):
+            function.argtypes = [ctypes.POINTER(_CapHeader), ctypes.POINTER(_CapData)]
+        self._prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+        self._header = _CapHeader(_CAP_VERSION_3, 0)
+        self._data = (_CapData * 2)()
+
+    def __call__(self) -> None:
+        if self._capget(self._header, self._data) != 0:
+            raise OSError(ctypes.get_errno(), "capget failed")
+        for half in self._data:
+            half.inheritable = half.permitted
+        if self._capset(self._header, self._data) != 0:
+            raise OSError(ctypes.get_errno(), "capset failed")
+        for cap in self._drop:
+            if self._prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+                raise OSError(ctypes.get_errno(), f"dropping capability {cap} from the bounding set failed")

@@ -5,10 +5,13 @@ environment root) plus untrusted components below it. Those components are walke
 at a time with O_NOFOLLOW: reading refuses symlinks (inside a copied tree they are skipped), writing
 replaces a symlink in its way by a real directory or file. Only regular files are ever read, and
 files are always written as new inodes, so a planted FIFO or device node is never opened for writing.
+Trees are walked iteratively, at most MAX_DEPTH levels deep; a download stops with TransferLimitError
+beyond its budget of files and bytes (a sandbox can write more than the host should take).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import posixpath
 import stat
@@ -19,14 +22,42 @@ from pathlib import Path
 
 from ptbench.harbor.sandbox_host import is_within
 from ptbench.harbor.sandbox_layout import VIRTUAL_DIRS, Bind
+from ptbench.harbor.sandbox_tree import DIR_FLAGS as _DIR_FLAGS
+from ptbench.harbor.sandbox_tree import remove_entry
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# Deeper entries are left out of a copy: no honest task needs them, and each level holds two fds open.
+MAX_DEPTH = 128
+DEFAULT_MAX_FILES = 20_000
+DEFAULT_MAX_BYTES = 64 << 30
+# An entry removed, or swapped for a symlink or a file, while a tree is walked: skipped.
+_VANISHED = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class UnsafePathError(PermissionError):
     """A sandbox path that cannot be transferred safely (a symlink, a read-only or kernel filesystem)."""
+
+
+class TransferLimitError(OSError):
+    """A download out of the sandbox went beyond its budget of files or bytes."""
+
+
+@dataclass
+class TransferBudget:
+    """How many files and bytes one download may still bring to the host."""
+
+    files: int = DEFAULT_MAX_FILES
+    bytes: int = DEFAULT_MAX_BYTES
+
+    def take(self, size: int, shown: str) -> None:
+        """Account for one more file of `size` bytes, or raise TransferLimitError."""
+        self.files -= 1
+        self.bytes -= size
+        if self.files < 0:
+            raise TransferLimitError(f"downloading {shown} stopped: more files than the limit")
+        if self.bytes < 0:
+            raise TransferLimitError(f"downloading {shown} stopped: more bytes than the limit")
 
 
 @dataclass(frozen=True)
@@ -77,11 +108,31 @@ def upload_dir(source: Path, target: HostLocation) -> None:
     """Copy the contents of a trusted host dir into a sandbox dir (symlinks are copied as symlinks)."""
     _writable(target)
     with _open_trusted(source) as source_dir, _open_location(target.parts, target, True) as dest:
-        _copy_tree(source_dir, dest, keep_symlinks=True)
+        _copy_tree(source_dir, dest, keep_symlinks=True, budget=None)
 
 
-def download_file(source: HostLocation, target: Path) -> None:
-    """Copy a regular file out of the sandbox to a host path."""
+def empty_dir(location: HostLocation) -> None:
+    """Make a sandbox dir exist and be empty (a symlink in its place is replaced, never followed)."""
+    with _open_location(_writable(location).parts, location, True) as directory:
+        with os.scandir(directory) as entries:
+            names = [entry.name for entry in entries]
+        for name in names:
+            remove_entry(directory, name)
+
+
+def open_file(location: HostLocation) -> int | None:
+    """A read-only fd of a regular sandbox file, no symlink followed on the way; None if there is none."""
+    if not location.parts:
+        return None
+    try:
+        with _open_location(location.parts[:-1], location, False) as directory:
+            return _open_regular(directory, location.parts[-1])
+    except OSError:
+        return None
+
+
+def download_file(source: HostLocation, target: Path, budget: TransferBudget | None = None) -> None:
+    """Copy a regular file out of the sandbox to a host path (within the budget, default TransferBudget())."""
     if not source.parts:
         raise IsADirectoryError(f"{source.env_path} is a directory")
     with _open_location(source.parts[:-1], source, False) as source_dir:
@@ -89,17 +140,18 @@ def download_file(source: HostLocation, target: Path) -> None:
     if fd is None:
         raise UnsafePathError(f"{source.env_path} is not a regular file")
     with _opened(fd):
+        (budget or TransferBudget()).take(os.fstat(fd).st_size, source.env_path)
         target.parent.mkdir(parents=True, exist_ok=True)
         with _open_trusted(target.parent) as dest:
             _write_copy(fd, dest, target.name)
 
 
-def download_dir(source: HostLocation, target: Path) -> None:
+def download_dir(source: HostLocation, target: Path, budget: TransferBudget | None = None) -> None:
     """Copy a sandbox dir's contents to a host dir; symlinks and special files inside are skipped."""
     with _open_location(source.parts, source, False) as source_dir:
         target.mkdir(parents=True, exist_ok=True)
         with _open_trusted(target) as dest:
-            _copy_tree(source_dir, dest, keep_symlinks=False)
+            _copy_tree(source_dir, dest, keep_symlinks=False, budget=budget or TransferBudget(), shown=source.env_path)
 
 
 def claim_tree(location: HostLocation, uid: int, gid: int) -> bool:
@@ -213,41 +265,85 @@ def _remove_non_dir(directory: int, name: str) -> None:
     os.unlink(name, dir_fd=directory)
 
 
-def _copy_tree(source: int, dest: int, keep_symlinks: bool) -> None:
-    for entry in os.scandir(source):
-        name = entry.name
-        try:
-            mode = os.stat(name, dir_fd=source, follow_symlinks=False).st_mode
-            if stat.S_ISDIR(mode):
-                with (
-                    _opened(os.open(name, _DIR_FLAGS, dir_fd=source)) as child_source,
-                    _opened(_child_dir(dest, name, True, name)) as child_dest,
-                ):
-                    os.fchmod(child_dest, stat.S_IMODE(mode) & 0o1777)
-                    _copy_tree(child_source, child_dest, keep_symlinks)
-            elif stat.S_ISREG(mode):
-                fd = _open_regular(source, name)
-                if fd is not None:
-                    with _opened(fd):
-                        _write_copy(fd, dest, name)
-            elif stat.S_ISLNK(mode) and keep_symlinks:
-                _remove_non_dir(dest, name)
-                os.symlink(os.readlink(name, dir_fd=source), name, dir_fd=dest)
-        except FileNotFoundError:
-            continue  # removed while the tree was being copied
+def _copy_tree(
+    source: int, dest: int, keep_symlinks: bool, budget: TransferBudget | None, shown: str = ""
+) -> None:
+    """Copy the tree below `source` into `dest` depth first without recursion, at most MAX_DEPTH deep.
 
-
-def _chown_below(directory: int, uid: int, gid: int) -> None:
-    os.fchown(directory, uid, gid)
-    for entry in os.scandir(directory):
-        if entry.is_dir(follow_symlinks=False):
-            try:
-                child = os.open(entry.name, _DIR_FLAGS, dir_fd=directory)
-            except OSError:
+    Only the dirs on the current path are open (two fds a level)."""
+    # Per open level: its source fd, its dest fd, and the names still to copy.
+    levels: list[tuple[int, int, list[str]]] = [(source, dest, _names(source))]
+    try:
+        while levels:
+            from_dir, to_dir, names = levels[-1]
+            if not names:
+                levels.pop()
+                if levels:
+                    os.close(from_dir)
+                    os.close(to_dir)
                 continue
+            name = names.pop()
             try:
-                _chown_below(child, uid, gid)
-            finally:
-                os.close(child)
-        else:
-            os.chown(entry.name, uid, gid, dir_fd=directory, follow_symlinks=False)
+                mode = os.stat(name, dir_fd=from_dir, follow_symlinks=False).st_mode
+                if stat.S_ISDIR(mode) and len(levels) <= MAX_DEPTH:
+                    child_source = os.open(name, _DIR_FLAGS, dir_fd=from_dir)
+                    try:
+                        child_dest = _child_dir(to_dir, name, True, name)
+                    except BaseException:
+                        os.close(child_source)
+                        raise
+                    levels.append((child_source, child_dest, _names(child_source)))
+                    os.fchmod(child_dest, stat.S_IMODE(mode) & 0o1777)
+                elif stat.S_ISREG(mode):
+                    fd = _open_regular(from_dir, name)
+                    if fd is not None:
+                        with _opened(fd):
+                            if budget is not None:
+                                budget.take(os.fstat(fd).st_size, shown)
+                            _write_copy(fd, to_dir, name)
+                elif stat.S_ISLNK(mode) and keep_symlinks:
+                    _remove_non_dir(to_dir, name)
+                    os.symlink(os.readlink(name, dir_fd=from_dir), name, dir_fd=to_dir)
+            except OSError as exc:
+                if exc.errno not in _VANISHED:
+                    raise
+                continue  # removed or swapped while the tree was being copied
+    finally:
+        for from_dir, to_dir, _ in levels[1:]:
+            os.close(from_dir)
+            os.close(to_dir)
+
+
+def _names(directory: int) -> list[str]:
+    with os.scandir(directory) as entries:
+        return [entry.name for entry in entries]
+
+
+def _chown_below(top: int, uid: int, gid: int) -> None:
+    """chown a tree depth first without recursion, symlinks themselves (never their targets), MAX_DEPTH deep."""
+    os.fchown(top, uid, gid)
+    levels: list[tuple[int, list[str]]] = [(top, _names(top))]
+    try:
+        while levels:
+            directory, names = levels[-1]
+            if not names:
+                levels.pop()
+                if levels:
+                    os.close(directory)
+                continue
+            name = names.pop()
+            try:
+                mode = os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode
+                if stat.S_ISDIR(mode) and len(levels) <= MAX_DEPTH:
+                    child = os.open(name, _DIR_FLAGS, dir_fd=directory)
+                    levels.append((child, _names(child)))
+                    os.fchown(child, uid, gid)
+                else:
+                    os.chown(name, uid, gid, dir_fd=directory, follow_symlinks=False)
+            except OSError as exc:
+                if exc.errno not in _VANISHED:
+                    raise
+                continue
+    finally:
+        for directory, _ in levels[1:]:
+            os.close(directory)

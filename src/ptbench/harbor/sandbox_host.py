@@ -26,10 +26,11 @@ class HostTools:
     nsenter: str
     setpriv: str
     bash: str
+    slirp4netns: str = "slirp4netns"
 
 
 def find_tools() -> HostTools:
-    """Locate bubblewrap and the util-linux helpers; a one-line SandboxUnavailableError says how to fix a gap."""
+    """Locate bwrap, the util-linux helpers and slirp4netns; a one-line SandboxUnavailableError says how to fix a gap."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise SandboxUnavailableError(
@@ -41,9 +42,14 @@ def find_tools() -> HostTools:
         raise SandboxUnavailableError(
             f"the local environment needs {', '.join(missing)}, not found: apt-get install util-linux bash"
         )
+    slirp4netns = shutil.which("slirp4netns")
+    if slirp4netns is None:
+        raise SandboxUnavailableError(
+            "the local environment needs slirp4netns (the public network), not found: apt-get install slirp4netns"
+        )
     if os.geteuid() != 0:
         raise SandboxUnavailableError("the local environment must run as root (it joins sandboxes with nsenter)")
-    return HostTools(bwrap=bwrap, **{name: str(path) for name, path in found.items()})
+    return HostTools(bwrap=bwrap, slirp4netns=slirp4netns, **{name: str(path) for name, path in found.items()})
 
 
 def gpu_device_nodes(dev: Path = Path("/dev")) -> list[Path]:

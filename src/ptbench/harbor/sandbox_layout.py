@@ -43,8 +43,9 @@ def read_only_binds(extra_paths: list[str]) -> list[Bind]:
     return [Bind(source=path, target=path, read_only=True) for path in paths]
 
 
-def prepare_root(root: Path, workdir: str) -> None:
-    """Create the private root's skeleton: standard dirs, sticky /tmp, the workdir, usr-merge symlinks."""
+def prepare_root(root: Path, workdir: str, log_dirs: list[str]) -> None:
+    """Create the private root's skeleton: standard dirs, sticky /tmp, the workdir, usr-merge symlinks, and
+    Harbor's log dirs (writable by every user, as Harbor makes its mounted ones)."""
     root.mkdir(mode=0o755)
     for name in ("root", "home", "run", "var", *_STICKY_DIRS):
         (root / name).mkdir(mode=0o755, parents=True, exist_ok=True)
@@ -55,6 +56,10 @@ def prepare_root(root: Path, workdir: str) -> None:
         if os.path.islink(path):
             os.symlink(os.readlink(path), root / path.lstrip("/"))
     (root / workdir.lstrip("/")).mkdir(mode=0o755, parents=True, exist_ok=True)
+    for log_dir in log_dirs:
+        path = root / log_dir.lstrip("/")
+        path.mkdir(parents=True, exist_ok=True)
+        os.chmod(path, 0o777)
 
 
 def root_bind(root: Path) -> list[str]:
@@ -67,11 +72,18 @@ def holder_command(
     root: Path,
     binds: list[Bind],
     gpu_nodes: list[Path],
-    isolate_network: bool,
     info_fd: int,
+    *,
+    seccomp_fd: int,
+    caps: list[str],
     shm_bytes: int | None = None,
 ) -> list[str]:
-    """The bwrap command of the long-lived holder process: it prints READY, then sleeps until killed."""
+    """The bwrap command of the long-lived holder process: it prints READY, then sleeps until killed.
+
+    Its network namespace is always its own (sandbox_network connects `public` ones). Its processes (bwrap's
+    init as pid 1, then bash/sleep) get the commands' seccomp filter (`--seccomp`) and capabilities, and
+    keep no host file open: stdout/stderr are a pipe the host closes after READY, the sleep's stdio is
+    /dev/null. Tracing them gains nothing a command does not have."""
     argv = [tools.bwrap, *root_bind(root)]
     for bind in binds:
         argv += ["--ro-bind" if bind.read_only else "--bind", bind.source, bind.target]
@@ -81,12 +93,12 @@ def holder_command(
         argv += ["--ro-bind-try", path, path]
     for node in gpu_nodes:
         argv += ["--dev-bind", str(node), str(node)]
-    argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts"]
-    if isolate_network:
-        argv.append("--unshare-net")
+    argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net"]
+    argv += ["--cap-drop", "ALL", *(arg for cap in caps for arg in ("--cap-add", f"CAP_{cap.upper()}"))]
+    argv += ["--seccomp", str(seccomp_fd)]
     argv += ["--die-with-parent", "--chdir", "/", "--info-fd", str(info_fd)]
     # bwrap reports the pid before its mounts are in place; the first line on stdout says they are.
-    argv += ["--", tools.bash, "-c", f"echo {READY}; exec sleep infinity"]
+    argv += ["--", tools.bash, "-c", f"echo {READY}; exec sleep infinity </dev/null >/dev/null 2>&1"]
     return argv
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import collections
 import json
 import os
 import signal
@@ -24,6 +25,9 @@ Preexec = Callable[[], None]
 # still write into the inherited pipes.
 _DRAIN_GRACE_SEC = 0.5
 _READ_CHUNK = 65536
+# What one command's stdout or stderr may keep in memory (Harbor holds exec results whole).
+OUTPUT_HEAD_BYTES = 8 << 20
+OUTPUT_TAIL_BYTES = 1 << 20
 
 
 class CommandTimeoutError(RuntimeError):
@@ -48,39 +52,69 @@ class Holder:
 
     @classmethod
     async def start(
-        cls, argv_for_fd: Callable[[int], list[str]], ready_line: str, log_path: Path, preexec: Preexec | None = None
+        cls,
+        argv_for_fds: Callable[[int, int], list[str]],
+        ready_line: str,
+        log_path: Path,
+        preexec: Preexec | None = None,
+        *,
+        seccomp_program: bytes,
     ) -> Holder:
-        """Start bwrap, learn the sandbox's first process (its host pid), and wait until the sandbox is set up."""
-        read_fd, write_fd = os.pipe()
+        """Start bwrap, learn the sandbox's first process (its host pid), and wait until the sandbox is set up.
+
+        `argv_for_fds(info_fd, seccomp_fd)` is bwrap's command line; bwrap reads `seccomp_program` from
+        seccomp_fd. bwrap's stdout and stderr are one pipe: what comes before the ready line goes to
+        log_path, then the pipe is closed, so the sandbox's pid 1 (which keeps them) holds no host file."""
+        info_read, info_write = os.pipe()
+        output_read, output_write = os.pipe()
+        filter_fd = os.memfd_create("ptbench-seccomp")  # bwrap reads it from the current offset
+        os.write(filter_fd, seccomp_program)
+        os.lseek(filter_fd, 0, os.SEEK_SET)
         try:
-            with open(log_path, "wb") as log:
-                process = await asyncio.create_subprocess_exec(
-                    *argv_for_fd(write_fd),
-                    stdin=asyncio.subprocess.DEVNULL,
-                    stdout=asyncio.subprocess.PIPE,
-                    stderr=log,
-                    pass_fds=(write_fd,),
-                    start_new_session=True,
-                    preexec_fn=preexec,
-                )
+            process = await asyncio.create_subprocess_exec(
+                *argv_for_fds(info_write, filter_fd),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=output_write,
+                stderr=output_write,
+                pass_fds=(info_write, filter_fd),
+                start_new_session=True,
+                preexec_fn=preexec,
+            )
         except BaseException:
-            os.close(read_fd)
+            os.close(info_read)
+            os.close(output_read)
             raise
         finally:
-            os.close(write_fd)
-        assert process.stdout is not None
+            for fd in (info_write, output_write, filter_fd):
+                os.close(fd)
         holder = cls(process, 0)
+        output_open = True
         try:
-            info = await asyncio.to_thread(_read_all, read_fd)
-            ready = await process.stdout.readline()
-            if not info or ready.decode(errors="replace").strip() != ready_line:
-                message = log_path.read_text(errors="replace").strip().splitlines()
+            info = await asyncio.to_thread(_read_all, info_read)
+            output_open = False  # from here on, _read_until_line closes it
+            before, ready = await asyncio.to_thread(_read_until_line, output_read, ready_line.encode())
+            log_path.write_bytes(before)
+            if not info or not ready:
+                message = before.decode(errors="replace").strip().splitlines()
                 raise RuntimeError(f"bubblewrap failed to start the sandbox: {message[-1] if message else 'no output'}")
         except BaseException:
+            if output_open:
+                os.close(output_read)
             await holder.stop()
             raise
         holder.child_pid = int(json.loads(info)["child-pid"])
         return holder
+
+    def is_alive(self) -> bool:
+        """Whether the sandbox's first process still runs (when it dies, every process inside dies with it)."""
+        if self._process.returncode is not None:
+            return False
+        try:
+            with open(f"/proc/{self.child_pid}/stat", "rb") as stat:
+                state = stat.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return False
+        return state not in (b"Z", b"X")
 
     async def stop(self) -> None:
         """Kill bwrap's process group: bwrap and the sandbox's first process, whose death ends its pid namespace.
@@ -94,6 +128,21 @@ class Holder:
 def _read_all(fd: int) -> bytes:
     with os.fdopen(fd, "rb") as stream:
         return stream.read()
+
+
+def _read_until_line(fd: int, line: bytes) -> tuple[bytes, bool]:
+    """Read a pipe until `line` arrives as a whole line or the pipe ends, then close it: (what came
+    before, whether the line came)."""
+    data = b""
+    with os.fdopen(fd, "rb", buffering=0) as stream:
+        while True:
+            lines = data.split(b"\n")
+            if line in lines[:-1]:
+                return b"\n".join(lines[: lines.index(line)]), True
+            chunk = stream.read(4096)
+            if not chunk:
+                return data, False
+            data += chunk
 
 
 def _kill(pid: int, sig: int = signal.SIGKILL) -> None:
@@ -121,10 +170,10 @@ async def run_command(
         preexec_fn=preexec,
     )
     assert process.stdout is not None and process.stderr is not None
-    chunks: dict[str, list[str]] = {"stdout": [], "stderr": []}
+    stdout, stderr = CappedOutput(), CappedOutput()
     readers = [
-        asyncio.create_task(_pump(process.stdout, "stdout", chunks["stdout"], sink)),
-        asyncio.create_task(_pump(process.stderr, "stderr", chunks["stderr"], sink)),
+        asyncio.create_task(_pump(process.stdout, "stdout", stdout, sink)),
+        asyncio.create_task(_pump(process.stderr, "stderr", stderr, sink)),
     ]
     try:
         async with asyncio.timeout(timeout_sec):
@@ -137,17 +186,51 @@ async def run_command(
         raise
     finally:
         await _finish_readers(readers)
-    return CommandResult("".join(chunks["stdout"]), "".join(chunks["stderr"]), process.returncode or 0)
+    code = process.returncode or 0
+    # Killed by a signal: the shell's (and Docker's) 128 + signal, not Python's negative number.
+    return CommandResult(stdout.text(), stderr.text(), 128 - code if code < 0 else code)
 
 
-async def _pump(stream: asyncio.StreamReader, name: str, into: list[str], sink: OutputSink | None) -> None:
+class CappedOutput:
+    """What a command printed on one stream, bounded: the first OUTPUT_HEAD_BYTES and the last
+    OUTPUT_TAIL_BYTES, with how much was cut between them (a sandbox can print without end)."""
+
+    def __init__(self) -> None:
+        self._head = bytearray()
+        self._tail: collections.deque[bytes] = collections.deque()
+        self._tail_size = 0
+        self.cut = 0
+
+    def add(self, data: bytes) -> bytes:
+        """Keep `data` within the bounds; returns the part of it that went into the head."""
+        kept = data[: max(0, OUTPUT_HEAD_BYTES - len(self._head))]
+        self._head += kept
+        rest = data[len(kept) :]
+        if rest:
+            self._tail.append(rest)
+            self._tail_size += len(rest)
+            while self._tail_size - len(self._tail[0]) >= OUTPUT_TAIL_BYTES:
+                dropped = self._tail.popleft()
+                self._tail_size -= len(dropped)
+                self.cut += len(dropped)
+        return kept
+
+    def text(self) -> str:
+        """The kept output as text (invalid UTF-8 replaced), a one-line note where bytes were cut."""
+        tail = b"".join(self._tail)
+        middle = f"\n[ptbench: {self.cut} bytes of output cut]\n" if self.cut else ""
+        return self._head.decode(errors="replace") + middle + tail.decode(errors="replace")
+
+
+async def _pump(stream: asyncio.StreamReader, name: str, into: CappedOutput, sink: OutputSink | None) -> None:
+    """Read a stream to its end into `into`; the head of it is also streamed to `sink` as it arrives."""
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     while True:
         data = await stream.read(_READ_CHUNK)
-        text = decoder.decode(data, final=not data)
-        if text:
-            into.append(text)
-            if sink is not None:
+        kept = into.add(data)
+        if sink is not None and (kept or not data):
+            text = decoder.decode(kept, final=not data)
+            if text:
                 await sink(text, name)
         if not data:
             return

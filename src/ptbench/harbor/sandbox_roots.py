@@ -1,6 +1,8 @@
 """Where environment roots live: one base dir, one locked dir per environment, stale dirs swept away.
 
-Layout: `<base>/<session>-<random>/{lock, holder.log, root/}`. The owning process holds an exclusive
+The base dir belongs to root alone (mode 0700, not a symlink, every directory above it writable only by
+root or sticky): anyone else who could create, swap or write it could redirect root's removals. A
+base dir that is not so is refused, never repaired. Layout: `<base>/<session>-<random>/{lock, holder.log, root/}`. The owning process holds an exclusive
 flock on `lock` for the environment's lifetime, so a dir whose lock can be taken belongs to a process
 that died (e.g. `kill -9`): the next environment that starts kills what still runs on that root and
 removes the dir. A dir kept on purpose
@@ -9,25 +11,75 @@ removes the dir. A dir kept on purpose
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import re
-import shutil
 import signal
+import stat
 import tempfile
 from pathlib import Path
 
+from ptbench.errors import UserError
 from ptbench.harbor.sandbox_layout import root_bind
+from ptbench.harbor.sandbox_tree import remove_tree
 
 BASE_DIR_ENV = "PTBENCH_SANDBOX_DIR"
 _LIVE = b"live"
 _KEPT = b"kept"
 
 
+class UnsafeBaseDirError(UserError, ValueError):
+    """The base dir of environment roots could be swapped or written by someone other than root."""
+
+
 def base_dir(configured: str | None = None) -> Path:
-    """The base dir of environment roots: the argument, else $PTBENCH_SANDBOX_DIR, else <tmp>/ptbench-sandboxes."""
+    """The base dir of environment roots, created if missing and checked to be root's alone.
+
+    The argument, else $PTBENCH_SANDBOX_DIR, else <tmp>/ptbench-sandboxes; UnsafeBaseDirError if
+    anyone but root could swap or write it."""
     chosen = configured or os.environ.get(BASE_DIR_ENV) or os.path.join(tempfile.gettempdir(), "ptbench-sandboxes")
-    return Path(os.path.abspath(chosen))
+    base = Path(os.path.abspath(chosen))
+    _check_ancestors(base)
+    if not base.parent.exists():
+        os.makedirs(base.parent, 0o755)
+        _check_ancestors(base)
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(base, 0o700)
+    info = os.lstat(base)
+    if stat.S_ISLNK(info.st_mode):
+        raise UnsafeBaseDirError(f"the sandbox base dir {base} is a symlink; refusing to follow it")
+    if not stat.S_ISDIR(info.st_mode):
+        raise UnsafeBaseDirError(f"the sandbox base dir {base} is not a directory")
+    if info.st_uid != os.geteuid():
+        raise UnsafeBaseDirError(
+            f"the sandbox base dir {base} is owned by uid {info.st_uid}, not by us: remove it or choose another"
+        )
+    if stat.S_IMODE(info.st_mode) != 0o700:
+        raise UnsafeBaseDirError(
+            f"the sandbox base dir {base} has mode {stat.S_IMODE(info.st_mode):04o}, not 0700: remove it or choose another"
+        )
+    return base
+
+
+def _check_ancestors(base: Path) -> None:
+    """Every existing directory above `base` (links resolved) must be root's, and writable by others only if sticky."""
+    for ancestor in [Path(os.path.realpath(base.parent)), *Path(os.path.realpath(base.parent)).parents]:
+        try:
+            info = os.stat(ancestor)
+        except FileNotFoundError:
+            continue
+        shared = info.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not info.st_mode & stat.S_ISVTX
+        if info.st_uid not in (0, os.geteuid()) or shared:
+            raise UnsafeBaseDirError(
+                f"the sandbox base dir {base} lies under {ancestor}, which is owned by uid {info.st_uid} or "
+                "writable by others: choose a dir only root can change"
+            )
+
+
+def env_dir_prefix(session_id: str) -> str:
+    """How the dirs of an environment session's roots begin (a random suffix follows)."""
+    return (re.sub(r"[^A-Za-z0-9._-]", "_", session_id)[:80] or "env") + "-"
 
 
 class EnvDir:
@@ -35,11 +87,12 @@ class EnvDir:
 
     def __init__(self, base: Path, name: str) -> None:
         self.base = base
-        safe = re.sub(r"[^A-Za-z0-9._-]", "_", name)[:80] or "env"
+        safe = env_dir_prefix(name)
         while True:
-            base.mkdir(mode=0o700, parents=True, exist_ok=True)
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(base, 0o700)
             try:
-                self.path = Path(tempfile.mkdtemp(prefix=f"{safe}-", dir=base))
+                self.path = Path(tempfile.mkdtemp(prefix=safe, dir=base))
                 break
             except FileNotFoundError:  # another process removed the empty base dir in between
                 continue
@@ -60,9 +113,10 @@ class EnvDir:
     def remove(self) -> None:
         """Delete the dir (never following symlinks inside it), then the base dir if it became empty."""
         # The lock goes last: a process killed midway leaves a dir that the next sweep still recognises.
-        shutil.rmtree(self.root, ignore_errors=True)
-        self.holder_log.unlink(missing_ok=True)
-        shutil.rmtree(self.path, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            remove_tree(self.root)
+            self.holder_log.unlink(missing_ok=True)
+            remove_tree(self.path)
         self._unlock()
         try:
             self.base.rmdir()
@@ -88,6 +142,8 @@ def sweep_stale(base: Path) -> list[Path]:
     if not base.is_dir():
         return removed
     for candidate in base.iterdir():
+        if candidate.is_symlink():
+            continue
         lock_path = candidate / "lock"
         try:
             fd = os.open(lock_path, os.O_RDONLY | os.O_NOFOLLOW)
@@ -101,8 +157,9 @@ def sweep_stale(base: Path) -> list[Path]:
         try:
             if os.read(fd, 16) == _LIVE:
                 _kill_leftovers(candidate / "root")
-                shutil.rmtree(candidate, ignore_errors=True)
-                removed.append(candidate)
+                with contextlib.suppress(OSError):
+                    remove_tree(candidate)
+                    removed.append(candidate)
         finally:
             os.close(fd)
     return removed
