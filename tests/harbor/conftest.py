@@ -60,13 +60,24 @@ def run_job(
     return dict(results)
 
 
-class LoopbackServer:
-    """A TCP server on the host's 127.0.0.1 that counts connections; with `meet`, it answers "go" to each
-    group of `meet` clients only once all of them are connected."""
+def host_address() -> str:
+    """This host's IPv4 address towards its default route: not loopback, so `public` sandboxes reach it."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("8.8.8.8", 53))  # no packet is sent: this only picks the route's source address
+        except OSError:
+            pytest.skip("this host has no IPv4 route out")
+        return probe.getsockname()[0]
 
-    def __init__(self, meet: int | None = None) -> None:
+
+class LoopbackServer:
+    """A TCP server on the host's 127.0.0.1 (or `host`) that counts connections; with `meet`, it answers "go"
+    to each group of `meet` clients only once all of them are connected."""
+
+    def __init__(self, meet: int | None = None, host: str = "127.0.0.1") -> None:
         self._meet = meet
-        self._socket = socket.create_server(("127.0.0.1", 0))
+        self.host = host
+        self._socket = socket.create_server((host, 0))
         self._socket.settimeout(0.2)
         self.port: int = self._socket.getsockname()[1]
         self.connections = 0
@@ -110,6 +121,12 @@ def harbor_job():
 def loopback_server():
     """The LoopbackServer class (a context manager)."""
     return LoopbackServer
+
+
+@pytest.fixture(scope="session")
+def host_ip() -> str:
+    """This host's non-loopback IPv4 address (skips the test when there is none)."""
+    return host_address()
 
 
 @pytest.fixture(scope="session")

@@ -261,8 +261,8 @@ class LocalEnvironment(BaseEnvironment):
             self.logger.warning(f"could not remove the cgroups of {self.session_id}: {', '.join(map(str, left))}")
 
     async def _stop_processes(self) -> None:
-        """Kill the holder (and with it every process inside) and the network relay, both at once (each
-        takes ~20 ms to exit: the kernel tears down their namespaces and the tap device)."""
+        """Kill the holder (and with it every process inside) and the network relay, both at once (slirp4netns
+        takes ~25 ms to exit while the kernel removes its tap device)."""
         holder, self._holder = self._holder, None
         network, self._network = self._network, None
         await asyncio.gather(*(part.stop() for part in (holder, network) if part is not None))

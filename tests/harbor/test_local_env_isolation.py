@@ -1,0 +1,198 @@
+"""Isolation of the local environment from the host: its own network (public through slirp4netns), Docker's
+seccomp profile, and a holder (pid 1 and 2 inside) without host files or extra capabilities."""
+
+from __future__ import annotations
+
+import errno
+import platform
+import socket
+import subprocess
+import sys
+import uuid
+
+import pytest
+from harbor.models.task.config import NetworkMode
+
+from ptbench.harbor import sandbox_seccomp
+from ptbench.harbor.sandbox_exec import CAP_NUMBERS, capability_set
+from test_local_env_sandbox import in_env, make_env, ok
+
+DOCKER_CAPS = sum(1 << CAP_NUMBERS[name] for name in capability_set())
+
+# Prints one line per attempt: its name and errno (0 = it worked). os.unshare is new in Python 3.12 (the venv's,
+# which non-root users cannot reach under root's home here); the host's older python3 calls libc's unshare.
+ESCAPES = """PYTHON - <<'EOF'
+import ctypes, os, subprocess
+libc = ctypes.CDLL(None, use_errno=True)
+def syscall(name, number, *args):
+    result = libc.syscall(number, *args)
+    print(name, 0 if result >= 0 else ctypes.get_errno())
+def unshare_user():
+    if not hasattr(os, "unshare"):
+        print("os.unshare", 0 if libc.unshare(0x10000000) == 0 else ctypes.get_errno())
+        return
+    try:
+        os.unshare(os.CLONE_NEWUSER)
+        print("os.unshare", 0)
+    except OSError as error:
+        print("os.unshare", error.errno)
+unshare_user()
+for argv in (["unshare", "-U", "true"], ["unshare", "-r", "true"], ["unshare", "-m", "true"]):
+    done = subprocess.run(argv, capture_output=True, text=True)
+    print("-".join(argv), 0 if done.returncode == 0 else (1 if "Operation not permitted" in done.stderr else done.stderr))
+numbers = {NUMBERS!r}
+syscall("keyctl", numbers["keyctl"], 0, 0, 0, 0, 0)
+syscall("bpf", numbers["bpf"], 0, 0, 0)
+syscall("mount", numbers["mount"], 0, 0, 0, 0, 0)
+EOF"""
+_NUMBERS = {
+    "x86_64": {"keyctl": 250, "bpf": 321, "mount": 165},
+    "aarch64": {"keyctl": 219, "bpf": 280, "mount": 40},
+}
+ESCAPES = ESCAPES.replace("{NUMBERS!r}", repr(_NUMBERS.get(platform.machine(), {})))
+
+
+@pytest.mark.skipif(platform.machine() not in _NUMBERS, reason="syscall numbers known for x86_64 and aarch64 only")
+@pytest.mark.parametrize("user", ["root", "nobody"])
+def test_no_new_namespaces_keyrings_or_bpf_inside(tmp_path, user):
+    python = sys.executable if user == "root" else "python3"
+
+    async def scenario(env):
+        return await ok(env, ESCAPES.replace("PYTHON", python), user=user)
+
+    lines = in_env(make_env(tmp_path), scenario).split()
+    outcomes = dict(zip(lines[::2], lines[1::2]))
+    assert outcomes == {
+        "os.unshare": str(errno.EPERM),
+        "unshare--U-true": "1",
+        "unshare--r-true": "1",
+        "unshare--m-true": "1",
+        "keyctl": str(errno.EPERM),
+        "bpf": str(errno.EPERM),
+        "mount": str(errno.EPERM),
+    }
+
+
+def test_public_network_reaches_out_but_not_the_host_loopback(tmp_path, loopback_server, host_ip):
+    abstract_name = f"ptb-isolation-{uuid.uuid4().hex}"
+    abstract = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    abstract.bind("\0" + abstract_name)
+    abstract.listen()
+    with socket.socket() as spare:  # a port free on the host's loopback, for the sandbox to listen on
+        spare.bind(("127.0.0.1", 0))
+        inner_port = spare.getsockname()[1]
+    probe = f"""python3 - <<'EOF'
+import socket
+def attempt(family, address):
+    with socket.socket(family, socket.SOCK_STREAM) as client:
+        client.settimeout(5)
+        try:
+            client.connect(address)
+            return "connected"
+        except OSError as error:
+            return type(error).__name__
+print(attempt(socket.AF_INET, ("127.0.0.1", {{loopback}})))
+print(attempt(socket.AF_INET, ("10.0.2.2", {{loopback}})))
+print(attempt(socket.AF_UNIX, "\\0{abstract_name}"))
+print(attempt(socket.AF_INET, ("{host_ip}", {{outside}})))
+EOF"""
+    listen = f"""nohup python3 -c "import socket, time; server = socket.create_server(('127.0.0.1', {inner_port}))
+open('/tmp/listening', 'w').close(); time.sleep(600)" >/dev/null 2>&1 &
+for i in $(seq 100); do [ -e /tmp/listening ] && exit 0; sleep 0.05; done; exit 1"""
+
+    async def scenario(env):
+        await ok(env, listen)
+        with socket.socket() as client:
+            client.settimeout(5)
+            host_sees_it = client.connect_ex(("127.0.0.1", inner_port)) == 0
+        with loopback_server() as local, loopback_server(host=host_ip) as outside:
+            lines = (await ok(env, probe.format(loopback=local.port, outside=outside.port))).split()
+        return host_sees_it, lines, local.connections, outside.connections
+
+    try:
+        host_sees_it, lines, local_connections, outside_connections = in_env(make_env(tmp_path), scenario)
+    finally:
+        abstract.close()
+    assert not host_sees_it  # the sandbox's 127.0.0.1 is its own
+    assert lines[0] == lines[2] == "ConnectionRefusedError"  # the sandbox's own loopback; no such abstract socket
+    assert lines[1] != "connected"  # slirp's gateway does not lead to the host's loopback
+    assert local_connections == 0
+    assert lines[3] == "connected" and outside_connections == 1
+
+
+def test_public_network_has_its_own_namespace_with_dns(tmp_path):
+    async def scenario(env):
+        interfaces = await ok(env, "awk -F: 'NR > 2 {print $1}' /proc/net/dev")
+        resolv = await ok(env, "cat /etc/resolv.conf")
+        return interfaces.split(), resolv
+
+    interfaces, resolv = in_env(make_env(tmp_path), scenario)
+    assert sorted(interfaces) == ["lo", "tap0"]
+    nameservers = [line.split()[1] for line in resolv.splitlines() if line.startswith("nameserver")]
+    assert not any(server.startswith("127.") for server in nameservers), "a loopback resolver is unreachable inside"
+
+
+def test_holder_processes_hold_no_host_file_and_no_extra_capability(tmp_path):
+    marker = f"ptb-log-probe-{uuid.uuid4().hex}"
+
+    async def scenario(env):
+        links = await ok(env, "for f in /proc/1/fd/* /proc/2/fd/*; do readlink $f; done")
+        await env.exec(f"echo {marker} > /proc/1/fd/2; echo {marker} > /proc/1/fd/1")
+        status = {pid: await ok(env, f"cat /proc/{pid}/status") for pid in (1, 2)}
+        logs = [path.read_bytes() for path in env._env_dir.path.glob("*.log")]
+        return links.split(), status, logs
+
+    links, status, logs = in_env(make_env(tmp_path), scenario)
+    assert links and all(
+        link == "/dev/null" or link.startswith("pipe:[") or link == "anon_inode:[eventfd]" for link in links
+    ), links
+    assert not any(marker.encode() in log for log in logs)
+    for pid, text in status.items():
+        fields = dict(line.split(":\t", 1) for line in text.splitlines() if ":\t" in line)
+        for field in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):
+            assert int(fields[field], 16) & ~DOCKER_CAPS == 0, (pid, field, fields[field])
+        assert fields["Seccomp"].strip() == "2", pid
+
+
+def test_no_network_mode_still_has_no_relay(tmp_path):
+    async def scenario(env):
+        return await ok(env, "awk -F: 'NR > 2 {print $1}' /proc/net/dev"), env._network
+
+    interfaces, network = in_env(make_env(tmp_path, network=NetworkMode.NO_NETWORK), scenario)
+    assert interfaces.split() == ["lo"] and network is None
+
+
+# Run by the system Python in a process the filter was installed in before exec; prints the failed checks.
+FILTER_CHECKS = """
+import ctypes, errno, mmap
+libc = ctypes.CDLL(None, use_errno=True)
+def result(number, *args):
+    return 0 if libc.syscall(number, *args) >= 0 else ctypes.get_errno()
+def i386_getpid():
+    code = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+    code.write(bytes([0x53, 0xB8, 20, 0, 0, 0, 0xCD, 0x80, 0x5B, 0xC3]))  # push rbx; eax=20; int 0x80; pop; ret
+    return ctypes.CFUNCTYPE(ctypes.c_int)(ctypes.addressof(ctypes.c_char.from_buffer(code)))()
+checks = {
+    "clone3 ENOSYS (glibc falls back to clone)": result(435, 0, 0) == errno.ENOSYS,
+    "clone(CLONE_NEWUSER) EPERM": result(56, 0x10000000 | 17, 0, 0, 0, 0) == errno.EPERM,
+    "personality query allowed": result(135, 0xFFFFFFFF) == 0,
+    "personality(ADDR_NO_RANDOMIZE) EPERM": result(135, 0x0040000) == errno.EPERM,
+    "socket(AF_ALG) EPERM": result(41, 38, 5, 0) == errno.EPERM,
+    "syscall 467 ENOSYS": result(467, 0, 0, 0) == errno.ENOSYS,
+    "x32 getpid EPERM": result(0x40000000 | 39) == errno.EPERM,
+    "setns allowed": result(308, -1, 0) == errno.EBADF,
+    "ptrace allowed": result(101, 0x4206, 1, 0, 0) in (errno.EPERM, errno.ESRCH) and result(101, 0x4206, 0, 0, 0) == errno.ESRCH,
+    "getpid allowed": result(39) == 0,
+    "i386 int 0x80 EPERM": i386_getpid() == -errno.EPERM,
+}
+print([name for name, passed in checks.items() if not passed])
+"""
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="x86_64 syscall numbers and machine code")
+def test_seccomp_filter_details_on_x86_64():
+    done = subprocess.run(
+        ["/usr/bin/python3", "-I", "-c", FILTER_CHECKS],
+        capture_output=True, text=True, preexec_fn=sandbox_seccomp.installer(), check=True,
+    )
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
