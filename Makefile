@@ -8,7 +8,9 @@ demo: setup
 	.venv/bin/ptbench demo
 
 test: setup
+	.venv/bin/ruff check src tests bench
 	.venv/bin/python -m pytest -q tests
 
-bench: setup
+bench:
+	@scripts/setup-venv dev,bench
 	.venv/bin/python bench/run_all.py
