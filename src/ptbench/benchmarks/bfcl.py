@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from ptbench.benchmarks.common import make_task
 from ptbench.benchmarks.registry import Generation
-from ptbench.errors import UserError
+from ptbench.errors import UserError, first_line
 
 CATEGORY = "simple_python"
 TEST_SIZE = 100
@@ -49,7 +49,7 @@ def build_task(data_dir: Path | None, limit: int | None, split: str, generation:
     except FileNotFoundError as exc:
         raise UserError(f"BFCL data missing under {directory}: {exc.filename}") from exc
     except (ValidationError, ValueError, KeyError) as exc:
-        raise UserError(f"BFCL data under {directory} does not fit the schema: {str(exc).splitlines()[0]}") from exc
+        raise UserError(f"BFCL data under {directory} does not fit the schema: {first_line(exc)}") from exc
     ordered = sorted(records.values(), key=lambda record: item_number(record.id))
     chosen = ordered[:TEST_SIZE] if split == "test" else ordered[TEST_SIZE:]
     samples = [single_turn_record_to_sample(record) for record in chosen]

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from ptbench.errors import UserError
+from ptbench.errors import UserError, first_line
 
 Record = dict[str, Any]
 
@@ -53,7 +53,7 @@ def hub_records(path: str, split: str, revision: str | None, name: str | None = 
     try:
         return [dict(row) for row in load_dataset(path, name, split=split, revision=revision)]
     except Exception as exc:  # network, auth (gated sets) and missing splits all end the same way
-        raise UserError(f"cannot load {path} ({split}) from the hub: {str(exc).splitlines()[0]}; use --data-dir") from exc
+        raise UserError(f"cannot load {path} ({split}) from the hub: {first_line(exc)}; use --data-dir") from exc
 
 
 def to_samples(records: Iterable[Record], record_to_sample: Callable[[Record], Any], origin: str) -> list[Any]:

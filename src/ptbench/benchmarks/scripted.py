@@ -15,7 +15,7 @@ from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput,
 from inspect_ai.tool import ToolChoice, ToolInfo
 from pydantic import BaseModel, ConfigDict, Field
 
-from ptbench.errors import UserError
+from ptbench.errors import UserError, first_line
 
 
 class ScriptRule(BaseModel):
@@ -48,7 +48,7 @@ class ScriptRules(BaseModel):
         try:
             return cls.model_validate_json(path.read_text())
         except ValueError as exc:
-            raise UserError(f"invalid scripted model rules {path}: {str(exc).splitlines()[0]}") from exc
+            raise UserError(f"invalid scripted model rules {path}: {first_line(exc)}") from exc
 
 
 @modelapi(name="scripted")
@@ -56,8 +56,9 @@ class ScriptedModelAPI(ModelAPI):
     """Answers from a rules file (the model name is its path)."""
 
     def __init__(self, model_name: str, base_url: str | None = None, api_key: str | None = None,
-                 config: GenerateConfig = GenerateConfig(), **model_args: Any) -> None:
-        super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
+                 config: GenerateConfig | None = None, **model_args: Any) -> None:
+        super().__init__(model_name=model_name, base_url=base_url, api_key=api_key,
+                         config=config if config is not None else GenerateConfig())
         if model_args:
             raise ValueError(f"scripted models take no model args, got {', '.join(sorted(model_args))}")
         self.rules = ScriptRules.load(Path(model_name))

@@ -7,7 +7,6 @@ uploads for the verifier alone.
 
 from __future__ import annotations
 
-import os
 import secrets
 from functools import lru_cache
 from pathlib import Path
@@ -15,12 +14,14 @@ from typing import TYPE_CHECKING
 
 from ptbench.catalog.spec import TaskSpec
 from ptbench.errors import UserError
+from ptbench.files import write_atomic
 from ptbench.paths import cache_dir
+from ptbench.settings import env_name, settings
 
 if TYPE_CHECKING:
     from ptbench.frogs import BoardRecord, Rules, Tier
 
-HELDOUT_SEED_ENV = "PTBENCH_HELDOUT_SEED"
+HELDOUT_SEED_ENV = env_name("heldout_seed")
 HELDOUT_FILE = "heldout.jsonl"
 
 
@@ -32,7 +33,7 @@ def resolve_heldout_seed(explicit: int | None) -> int:
     """
     if explicit is not None:
         return explicit
-    from_env = os.environ.get(HELDOUT_SEED_ENV)
+    from_env = settings().heldout_seed
     if from_env:
         try:
             return int(from_env)
@@ -40,11 +41,7 @@ def resolve_heldout_seed(explicit: int | None) -> int:
             raise UserError(f"{HELDOUT_SEED_ENV} must be an integer, got {from_env!r}") from None
     path = cache_dir() / "heldout-seed"
     if not path.exists():
-        tmp = path.with_name(f"heldout-seed.{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(f"{secrets.randbits(62)}\n")
-        os.replace(tmp, path)
+        write_atomic(path, f"{secrets.randbits(62)}\n", mode=0o600)
     try:
         return int(path.read_text().strip())
     except ValueError:

@@ -8,7 +8,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ptbench.catalog.base_models import BASE_MODELS
-from ptbench.errors import UserError
+from ptbench.errors import UserError, first_line
+from ptbench.files import write_model_json
 from ptbench.frogs.board import Rules
 from ptbench.frogs.tiers import Tier
 
@@ -62,7 +63,7 @@ class TaskSpec(BaseModel):
 
     def dump(self, path: Path) -> None:
         """Write the spec as JSON."""
-        path.write_text(self.model_dump_json(indent=2) + "\n")
+        write_model_json(path, self)
 
     @classmethod
     def load(cls, path: Path) -> TaskSpec:
@@ -72,4 +73,4 @@ class TaskSpec(BaseModel):
         try:
             return cls.model_validate_json(path.read_text())
         except ValueError as exc:
-            raise UserError(f"invalid task spec {path}: {str(exc).splitlines()[0]}") from exc
+            raise UserError(f"invalid task spec {path}: {first_line(exc)}") from exc

@@ -10,7 +10,6 @@ limit is Harbor's agent timeout, which equals the same budget.
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
 import sys
 import time
@@ -19,9 +18,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ptbench.errors import first_line
+from ptbench.files import read_untrusted
+from ptbench.settings import env_name, settings
+
 STAMP_PATH = "/ptbench/agent_start.json"
-STAMP_ENV = "PTBENCH_TIMER_STAMP"
+STAMP_ENV = env_name("timer_stamp")
 """Overrides STAMP_PATH (tests, or environments where / is not writable)."""
+MAX_STAMP_BYTES = 4096
 
 
 class AgentStartStamp(BaseModel):
@@ -36,7 +40,7 @@ class AgentStartStamp(BaseModel):
 
 def stamp_path() -> Path:
     """Where the stamp lives in this environment."""
-    return Path(os.environ.get(STAMP_ENV) or STAMP_PATH)
+    return Path(settings().timer_stamp or STAMP_PATH)
 
 
 def stamp_command(budget_seconds: int) -> str:
@@ -69,11 +73,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.parse_args(argv)
     path = stamp_path()
     try:
-        stamp = AgentStartStamp.model_validate_json(path.read_bytes()[:4096])
+        stamp = AgentStartStamp.model_validate_json(read_untrusted(path, MAX_STAMP_BYTES))
     except FileNotFoundError:
         _fail(f"no start stamp at {path} (the task's healthcheck writes it when the environment starts)")
     except (OSError, ValueError) as exc:
-        _fail(f"unreadable start stamp {path}: {str(exc).splitlines()[0]}")
+        _fail(f"unreadable start stamp {path}: {first_line(exc)}")
     print(remaining_text(stamp, time.time()))
 
 

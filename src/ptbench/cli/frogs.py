@@ -19,9 +19,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ptbench.errors import UserError
+from ptbench.errors import UserError, first_line, validation_line
 from ptbench.frogs.board import LETTERS, RULES, Board, Cell, Rules
-from ptbench.frogs.records import BoardRecord, parse_record, validation_line
+from ptbench.frogs.records import BoardRecord, parse_record
 from ptbench.frogs.tiers import HELDOUT_TIERS, TIERS, Tier
 
 frogs_app = typer.Typer(help="The Frog Placement Game: boards, held-out sets, solver, verifier.", no_args_is_help=True)
@@ -155,7 +155,7 @@ def load_board(path: Path, index: int) -> tuple[Board, BoardRecord | None]:
     try:
         value = json.loads(text)
     except (ValueError, RecursionError) as exc:
-        raise UserError(f"{path}: malformed JSON: {str(exc).splitlines()[0] if str(exc) else 'too deep'}") from None
+        raise UserError(f"{path}: malformed JSON: {first_line(str(exc)) or 'too deep'}") from None
     if isinstance(value, dict) and "board" in value:
         record = parse_record(text, str(path))
         return record.board, record

@@ -9,7 +9,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
-from ptbench.errors import UserError, first_line
+from ptbench.errors import UserError, first_line, validation_line
 
 # Each module exposes `register(app)`; heavy imports (torch, harbor, inspect) stay inside commands.
 COMMAND_MODULES = (
@@ -62,9 +62,7 @@ def main() -> None:
 def one_line(exc: Exception) -> str:
     """A one-line description of a user-facing error."""
     if isinstance(exc, ValidationError):
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "input"
-        return f"invalid {exc.title}: {where}: {first['msg']}"
+        return f"invalid {exc.title}: {validation_line(exc)}"
     return first_line(exc)
 
 

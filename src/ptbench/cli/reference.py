@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from ptbench.catalog.submission import FINAL_MODEL
+from ptbench.settings import env_name
 
 
 def register(app: typer.Typer) -> None:
@@ -16,11 +17,12 @@ def register(app: typer.Typer) -> None:
 
 
 def reference(
-    task: Annotated[str, typer.Argument(help="a catalog task name, or a task spec JSON (an exported task's task.json)")],
+    task: Annotated[str, typer.Argument(
+        help="a catalog task name, or a task spec JSON (an exported task's task.json)")],
     out: Annotated[Path | None, typer.Option("--out", help="where to save the post-trained model (default: "
                                              "the task's /app/final_model for a task.json, "
                                              ".ptbench/reference/NAME/final_model for a catalog name)")] = None,
-    config: Annotated[Path | None, typer.Option("--config", envvar="PTBENCH_REFERENCE_CONFIG",
+    config: Annotated[Path | None, typer.Option("--config", envvar=env_name("reference_config"),
                                                      help="recipe JSON instead of the task's default")] = None,
     base_model: Annotated[Path | None, typer.Option(
         "--base-model", help="a local copy of the task's base model (default: the registry's; tiny: built or cached)",

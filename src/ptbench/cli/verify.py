@@ -7,6 +7,8 @@ from typing import Annotated, Literal
 
 import typer
 
+from ptbench.settings import env_name
+
 Device = Literal["cpu", "gpu"]
 Mode = Literal["zero-shot", "few-shot", "instruct"]
 
@@ -14,7 +16,7 @@ _DATA_DIR = typer.Option("--data-dir", help="local copies of the benchmark's dat
 _LIMIT = typer.Option("--limit", help="score only the first N items (or boards)")
 _DEVICE = typer.Option("--device", help="cpu or gpu (default: the task's device)")
 _JUDGE = typer.Option("--judge", help="ROLE=PROVIDER/MODEL for judged benchmarks (repeatable)")
-_MAX_TOKENS = typer.Option("--max-tokens", envvar="PTBENCH_VERIFY_MAX_TOKENS",
+_MAX_TOKENS = typer.Option("--max-tokens", envvar=env_name("verify_max_tokens"),
                            help="override the benchmark's max tokens (CPU smoke runs; recorded)")
 
 
@@ -25,7 +27,8 @@ def verify_command(
     data_dir: Annotated[Path | None, _DATA_DIR] = None,
     limit: Annotated[int | None, _LIMIT] = None,
     device: Annotated[Device | None, _DEVICE] = None,
-    heldout: Annotated[Path | None, typer.Option("--heldout", help="frogs held-out boards (default: heldout.jsonl beside the spec)")] = None,
+    heldout: Annotated[Path | None, typer.Option(
+        "--heldout", help="frogs held-out boards (default: heldout.jsonl beside the spec)")] = None,
     judge: Annotated[list[str] | None, _JUDGE] = None,
     max_tokens: Annotated[int | None, _MAX_TOKENS] = None,
 ) -> None:
@@ -49,7 +52,8 @@ def evaluate_command(
     limit: Annotated[int | None, _LIMIT] = None,
     data_dir: Annotated[Path | None, _DATA_DIR] = None,
     device: Annotated[Device | None, _DEVICE] = None,
-    out: Annotated[Path | None, typer.Option("--out", help="where the inspect log goes (default .ptbench/evaluate/)")] = None,
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="where the inspect log goes (default .ptbench/evaluate/)")] = None,
     judge: Annotated[list[str] | None, _JUDGE] = None,
     max_tokens: Annotated[int | None, _MAX_TOKENS] = None,
 ) -> None:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ptbench.catalog.spec import TaskSpec
 from ptbench.errors import UserError
+from ptbench.settings import env_name
 
 DEMO_TASK = "frogs-single-tiny"
 DEMO_K = 4
@@ -24,7 +25,7 @@ DEMO_K = 4
 DEMO_MAX_TOKENS = 64
 """The verifier's generation cap per answer for both models: a tiny-board answer is about 40 tokens, and
 the tiny base model, which never stops on its own, would otherwise fill the frogs benchmark's 4096."""
-VERIFY_MAX_TOKENS_ENV = "PTBENCH_VERIFY_MAX_TOKENS"
+VERIFY_MAX_TOKENS_ENV = env_name("verify_max_tokens")
 """`ptbench verify --max-tokens` from the environment: how the cap reaches the task's test.sh."""
 
 

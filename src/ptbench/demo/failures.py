@@ -10,6 +10,7 @@ import traceback
 from pathlib import Path
 
 from ptbench.errors import UserError, first_line
+from ptbench.files import write_atomic
 
 
 class DemoFailed(Exception):
@@ -23,7 +24,7 @@ PASS_THROUGH = (UserError, DemoFailed, KeyboardInterrupt)
 def step_failure(step: str, exc: BaseException, log: Path) -> DemoFailed:
     """A DemoFailed naming the step and the error's first line; the full traceback is written to `log`."""
     log.parent.mkdir(parents=True, exist_ok=True)
-    log.write_text("".join(traceback.format_exception(exc)))
+    write_atomic(log, "".join(traceback.format_exception(exc)))
     text = first_line(str(exc))
     detail = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
     return DemoFailed(f"step '{step}' failed: {detail} (traceback in {log})")

@@ -21,6 +21,7 @@ from ptbench.demo.watch import TrialWatch
 from ptbench.harbor.labels import LOCAL_ENVIRONMENT
 from ptbench.harbor.sandbox_roots import BASE_DIR_ENV, base_dir
 from ptbench.paths import cache_dir
+from ptbench.settings import env_name
 
 REFERENCE_AGENT = "reference"
 
@@ -38,7 +39,7 @@ def job_config(paths: DemoPaths, task_dir: Path, model_dir: Path, extra_env: dic
     if not os.environ.get(BASE_DIR_ENV):
         kwargs["sandbox_dir"] = str(paths.sandboxes)
     environment = EnvironmentConfig(
-        import_path=LOCAL_ENVIRONMENT, kwargs=kwargs, env={"PTBENCH_CACHE": str(cache_dir().resolve()), **extra_env},
+        import_path=LOCAL_ENVIRONMENT, kwargs=kwargs, env={env_name("cache"): str(cache_dir().resolve()), **extra_env},
     )
     return build_job_config(
         job_name=paths.run, jobs_dir=paths.jobs, tasks=[TaskConfig(path=task_dir.resolve())],

@@ -24,9 +24,11 @@ from ptbench.demo.failures import DemoFailed
 from ptbench.demo.phases import StepClock
 from ptbench.demo.report import JOB_STEP, build_summary, check_outcome
 from ptbench.demo.summary import DemoSummary, render
+from ptbench.files import write_model_json
+from ptbench.settings import env_name
 
 STEPS = 7
-RECIPE_ENV = "PTBENCH_REFERENCE_CONFIG"
+RECIPE_ENV = env_name("reference_config")
 """Read by `ptbench reference`: a recipe JSON replacing the task's default configuration."""
 
 
@@ -81,7 +83,7 @@ def run_demo(console: Console, work_dir: Path, budget_minutes: float | None = No
     with clock.step("summary", spinner=True):
         summary = build_summary(config, spec, paths, task_dir, record, clock.phases)
     paths.summary.parent.mkdir(parents=True, exist_ok=True)
-    paths.summary.write_text(summary.model_dump_json(indent=2) + "\n")
+    write_model_json(paths.summary, summary)
     console.print(render(summary))
     check_outcome(summary)
     return summary

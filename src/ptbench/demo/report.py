@@ -20,6 +20,7 @@ from ptbench.demo.phases import PhaseTime, trial_phases
 from ptbench.demo.stats import BoardOutcome
 from ptbench.demo.summary import DemoSummary, Locations, ModelScores, compare, score_model
 from ptbench.errors import first_line
+from ptbench.files import UnsafeFile, read_untrusted
 from ptbench.store.models import JobRecord, TrialRecord
 
 MAX_DETAILS_BYTES = 4 * 1024 * 1024
@@ -86,7 +87,7 @@ def _scores(label: str, out_dir: Path, k: int, resamples: int) -> tuple[ModelSco
     try:
         verdict = Verdict.model_validate_json(_read_capped(details))
     except ValueError as exc:
-        raise UnusableOutput(f"{details} is not a verifier verdict: {str(exc).splitlines()[0]}") from exc
+        raise UnusableOutput(f"{details} is not a verifier verdict: {first_line(exc)}") from exc
     if verdict.evaluation is None:
         reason = next((r for stage in verdict.stages for r in stage.reasons if stage.status == "failed"), None)
         raise UnusableOutput(f"{details} records no evaluation" + (f": {reason}" if reason else ""))
@@ -132,14 +133,9 @@ def _inside(out_dir: Path, logged: str) -> Path:
 
 def _read_capped(path: Path) -> bytes:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        raise UnusableOutput(f"{path}: {exc.strerror}") from exc
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_DETAILS_BYTES:
-            raise UnusableOutput(f"{path} is not a plain file of at most {MAX_DETAILS_BYTES} bytes")
-        return handle.read(MAX_DETAILS_BYTES + 1)
+        return read_untrusted(path, MAX_DETAILS_BYTES)
+    except (OSError, UnsafeFile) as exc:
+        raise UnusableOutput(f"{path}: {exc.strerror}" if isinstance(exc, OSError) else str(exc)) from exc
 
 
 def _plain_file(path: Path) -> bool:

@@ -13,7 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ptbench.errors import UserError
+from ptbench.errors import UserError, validation_line
+from ptbench.files import write_atomic, write_model_json
 from ptbench.frogs.board import Board, Cell, Rules
 from ptbench.frogs.canonical import CANONICAL_VERSION, canonical_hash
 from ptbench.frogs.solver import count_solutions
@@ -77,12 +78,12 @@ def write_set(records: list[BoardRecord], path: Path, *, seed: int, tiers: tuple
         raise UserError("refusing to write an empty board set")
     text = "".join(r.model_dump_json() + "\n" for r in records)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
+    write_atomic(path, text)
     per_tier = {t: sum(1 for r in records if r.tier == t) for t in tiers}
     manifest = SetManifest(split=records[0].split, file=path.name, sha256=hashlib.sha256(text.encode()).hexdigest(),
                            count=len(records), count_per_tier=per_tier, rules=records[0].rules, seed=seed,
                            tiers=tiers, generator_version=records[0].generator_version)
-    manifest_path(path).write_text(manifest.model_dump_json(indent=2) + "\n")
+    write_model_json(manifest_path(path), manifest)
     return manifest
 
 
@@ -142,12 +143,3 @@ def record_problem(record: BoardRecord) -> str:
         return "board has more than one solution"
     return ""
 
-
-def validation_line(exc: ValidationError) -> str:
-    """A pydantic error as one line: the first problem and where it is."""
-    first = exc.errors()[0]
-    where = ".".join(str(p) for p in first["loc"])
-    message = first["msg"].removeprefix("Value error, ")
-    if first["type"] == "json_invalid":
-        return f"malformed JSON: {first.get('ctx', {}).get('error', message)}"
-    return f"{where}: {message}" if where else message

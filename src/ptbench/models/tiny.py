@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import json
 import os
 import shutil
 import sys
@@ -26,6 +25,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ptbench.errors import UserError
+from ptbench.files import write_json, write_model_json
 from ptbench.models.corpus import CorpusConfig, build_corpus
 from ptbench.models.pretrain import TrainConfig, heldout_blocks, perplexity, pretrain, token_stream
 from ptbench.paths import cache_dir
@@ -174,7 +174,7 @@ def build_tiny(config: TinyConfig, out: Path, console: Console | None = None) ->
         random_init_perplexity=random_ppl, weights_sha256=file_sha256(out / "model.safetensors"),
         seconds=round(time.monotonic() - started, 1),
     )
-    (out / REPORT_FILE).write_text(report.model_dump_json(indent=2) + "\n")
+    write_model_json(out / REPORT_FILE, report)
     return report
 
 
@@ -205,7 +205,7 @@ def _new_model(config: TinyConfig, eos_id: int) -> PreTrainedModel:
 def _write_generation_config(out: Path, eos_id: int) -> None:
     """A base model's generation defaults: stop at end-of-text, greedy."""
     settings = {"bos_token_id": eos_id, "eos_token_id": eos_id, "do_sample": False}
-    (out / "generation_config.json").write_text(json.dumps(settings, indent=2) + "\n")
+    write_json(out / "generation_config.json", settings)
 
 
 def _progress(console: Console) -> Progress:

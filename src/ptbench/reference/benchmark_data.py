@@ -23,7 +23,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ptbench.benchmarks.data import Record, hub_records, local_file, read_records
-from ptbench.errors import UserError
+from ptbench.errors import UserError, first_line
 
 Pair = tuple[str, str]
 """(user prompt, assistant answer)."""
@@ -68,7 +68,7 @@ class TrainingSource:
                 out.append(self.to_pair(record))
             except (KeyError, TypeError, ValueError, IndexError, ValidationError) as exc:
                 raise UserError(f"{self.benchmark} training record {index} does not fit the schema "
-                                f"({type(exc).__name__}: {str(exc).splitlines()[0]})") from exc
+                                f"({type(exc).__name__}: {first_line(exc)})") from exc
         return out
 
 

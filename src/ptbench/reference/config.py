@@ -15,7 +15,8 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from ptbench.catalog.spec import TaskSpec
-from ptbench.errors import UserError
+from ptbench.errors import UserError, validation_line
+from ptbench.files import write_model_json
 from ptbench.frogs.tiers import TIER_SIZES
 
 
@@ -209,11 +210,9 @@ def load_recipe(path: Path) -> FrogsRecipe | BenchmarkRecipe:
     try:
         return _RECIPE.validate_json(path.read_text())
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "input"
-        raise UserError(f"invalid recipe config {path}: {where}: {first['msg']}") from exc
+        raise UserError(f"invalid recipe config {path}: {validation_line(exc)}") from exc
 
 
 def dump_recipe(recipe: FrogsRecipe | BenchmarkRecipe, path: Path) -> None:
     """Write a recipe as JSON (what `load_recipe` reads)."""
-    path.write_text(recipe.model_dump_json(indent=2) + "\n")
+    write_model_json(path, recipe)

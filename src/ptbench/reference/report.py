@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ptbench.files import write_model_json
 from ptbench.reference.evaluate import DevEval
 
 
@@ -40,4 +41,4 @@ class ReferenceReport(BaseModel):
     def write(self, path: Path) -> None:
         """Write the report as JSON."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(self.model_dump_json(indent=2) + "\n")
+        write_model_json(path, self)

@@ -22,6 +22,7 @@ from ptbench import __version__
 from ptbench.benchmarks.registry import BenchmarkDef, get_benchmark
 from ptbench.catalog.base_models import get_base_model
 from ptbench.errors import UserError
+from ptbench.files import write_model_json
 from ptbench.paths import work_dir
 from ptbench.verify.evaluation import EvalRequest, run_evaluation
 from ptbench.verify.judges import resolve_judges
@@ -114,7 +115,7 @@ def run_baseline(request: BaselineRequest, console: Console) -> BaselineRecord:
         metrics=outcome.record.metrics, chat_template=loaded.chat_template, max_tokens_override=request.max_tokens,
         inspect_log=outcome.record.inspect_log, created_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
-    path.write_text(record.model_dump_json(indent=2) + "\n")
+    write_model_json(path, record)
     console.print(f"{benchmark.name} {request.mode} baseline of {info.key}: {benchmark.main_metric} = "
                   f"{'n/a' if record.score is None else f'{record.score:.4f}'} ({record.samples} samples) -> {path}")
     return record

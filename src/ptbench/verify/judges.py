@@ -6,13 +6,12 @@ else PostTrainBench's judge, gpt-5-mini through the openai provider (which reads
 
 from __future__ import annotations
 
-import os
-
 from ptbench.benchmarks.registry import BenchmarkDef
 from ptbench.errors import UserError
+from ptbench.settings import env_name, settings
 
 DEFAULT_JUDGE = "openai/gpt-5-mini"
-JUDGE_ENV = "PTBENCH_JUDGE_MODEL"
+JUDGE_ENV = env_name("judge_model")
 
 
 def resolve_judges(benchmark: BenchmarkDef, given: list[str]) -> dict[str, str]:
@@ -26,5 +25,5 @@ def resolve_judges(benchmark: BenchmarkDef, given: list[str]) -> dict[str, str]:
             roles = ", ".join(benchmark.judge_roles) or "none"
             raise UserError(f"{benchmark.name} has no judge role {role!r} (its roles: {roles})")
         chosen[role] = model
-    default = os.environ.get(JUDGE_ENV) or DEFAULT_JUDGE
+    default = settings().judge_model or DEFAULT_JUDGE
     return {role: chosen.get(role, default) for role in benchmark.judge_roles}

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ptbench.catalog.base_models import get_base_model
-from ptbench.errors import UserError
+from ptbench.errors import UserError, first_line
 
 if TYPE_CHECKING:
     from ptbench.models.backends import Backend
@@ -40,7 +40,6 @@ def load_submission(submission: Path, base_model: str, device: str) -> tuple[Int
     """Intake, then load the submission if it passed; a load failure becomes an intake reason (result not ok)."""
     from ptbench.models.backends import load_backend
     from ptbench.models.intake import intake
-    from ptbench.errors import first_line
 
     result = intake(_as_directory(submission), base_model)
     if not result.ok or result.model_path is None:
@@ -88,6 +87,6 @@ def load_instruct(base_model: str, device: str) -> LoadedModel:
     try:
         local = Path(snapshot_download(info.instruct_hub_id, allow_patterns=INSTRUCT_FILES))
     except Exception as exc:  # no network, gated repo, missing files
-        raise UserError(f"cannot fetch {info.instruct_hub_id}: {str(exc).splitlines()[0]}") from exc
+        raise UserError(f"cannot fetch {info.instruct_hub_id}: {first_line(exc)}") from exc
     backend = load_backend(local, info.key, device, batch_size=BATCH_SIZE)
     return LoadedModel(local, backend, info.chat_template)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ptbench.errors import first_line
 from ptbench.verify.verdict import metric_key
 
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ def summarize_log(log_path: Path) -> LogSummary:
     from inspect_ai.log import read_eval_log, read_eval_log_sample_summaries
 
     log = read_eval_log(str(log_path), header_only=True)
-    error = log.error.message.strip().splitlines()[0] if log.error and log.error.message.strip() else None
+    error = (first_line(log.error.message) or None) if log.error else None
     summary = LogSummary(status=str(log.status), error=error)
     if log.results is not None:
         summary.values = [

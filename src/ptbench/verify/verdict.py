@@ -7,7 +7,6 @@ details.json is the versioned `Verdict`: every reason behind the number.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ptbench.files import write_json, write_model_json
 from ptbench.models.intake import IntakeResult
 
 REWARD_SCHEMA = 1
@@ -83,7 +83,7 @@ class Verdict(BaseModel):
     def write(self, out_dir: Path) -> Path:
         """Write details.json into out_dir."""
         path = out_dir / "details.json"
-        path.write_text(self.model_dump_json(indent=2) + "\n")
+        write_model_json(path, self)
         return path
 
 
@@ -115,7 +115,7 @@ class RewardFile(BaseModel):
     def write(self, out_dir: Path) -> Path:
         """Write reward.json into out_dir."""
         path = out_dir / "reward.json"
-        path.write_text(json.dumps(self.flat(), indent=2, allow_nan=False) + "\n")
+        write_json(path, self.flat())
         return path
 
 

@@ -1,0 +1,93 @@
+"""Files we write and files we must not trust.
+
+`write_atomic` / `write_model_json`: every file ptbench owns is written to a temporary file in the same
+directory, fsynced, then renamed over the target, so a reader sees the old file or the new one, never half.
+
+`read_untrusted`: a file someone else may control (an agent's or a verifier's output) is opened without
+following a symlink, must be a regular file (a FIFO or device is refused without blocking) and at most
+`max_bytes` long; anything else is an `UnsafeFile` (a ValueError) with a one-line reason, except a
+missing file, which stays a FileNotFoundError.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import stat
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+class UnsafeFile(ValueError):
+    """A file read_untrusted refused: missing, a symlink, not a regular file, too large, or not UTF-8/JSON."""
+
+
+def write_atomic(path: Path | str, data: bytes | str, mode: int = 0o644) -> None:
+    """Replace `path` with `data` (str as UTF-8) atomically: temp file beside it, fsync, os.replace."""
+    path = Path(path)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fchmod(handle.fileno(), mode)
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def write_model_json(path: Path | str, model: BaseModel) -> None:
+    """A pydantic model as indented JSON plus a newline, written atomically."""
+    write_atomic(path, model.model_dump_json(indent=2) + "\n")
+
+
+def write_json(path: Path | str, data: Any) -> None:
+    """Plain JSON (no NaN or infinity) plus a newline, written atomically."""
+    write_atomic(path, json.dumps(data, indent=2, allow_nan=False) + "\n")
+
+
+def read_untrusted(path: Path | str, max_bytes: int) -> bytes:
+    """The bytes of a regular file of at most `max_bytes`, opened without following a symlink (a symlinked
+    parent directory is still followed: check the path first when that matters)."""
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        reason = "is a symlink" if exc.errno == errno.ELOOP else (exc.strerror or type(exc).__name__)
+        raise UnsafeFile(f"{path}: {reason}") from exc
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnsafeFile(f"{path}: not a regular file")
+        if info.st_size > max_bytes:
+            raise UnsafeFile(f"{path}: larger than {max_bytes} bytes")
+        chunks, size = [], 0
+        while chunk := os.read(fd, min(1 << 20, max_bytes + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > max_bytes:
+                raise UnsafeFile(f"{path}: larger than {max_bytes} bytes")
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
+def read_untrusted_text(path: Path | str, max_bytes: int) -> str:
+    """read_untrusted decoded as UTF-8 (an UnsafeFile when it is not)."""
+    try:
+        return read_untrusted(path, max_bytes).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UnsafeFile(f"{path}: not UTF-8") from exc

@@ -1,0 +1,51 @@
+"""Every PTBENCH_* environment variable, in one pydantic-settings object.
+
+Read them with `settings()` (a fresh read of the environment each call, so tests can monkeypatch), and name
+one with `env_name("field")` when it has to be set for a child process or given to a CLI option. An empty
+variable counts as unset. `PTBENCH_SANDBOX_DIR` and `PTBENCH_SEED` are read by `ptbench.harbor` itself.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+ENV_PREFIX = "PTBENCH_"
+
+
+class Settings(BaseSettings):
+    """The PTBENCH_* variables (field `cache` is $PTBENCH_CACHE, and so on); None when unset or empty."""
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, case_sensitive=False, env_ignore_empty=True,
+                                      extra="ignore", frozen=True)
+
+    cache: str | None = Field(None, description="Per-user cache dir (built tiny models, the held-out secret); "
+                              "default ~/.cache/ptbench. Set inside sandboxes to the host cache, bound read-only.")
+    workdir: str | None = Field(None, description="Per-project work dir (Harbor jobs, the results store, "
+                                "exported tasks); default ./.ptbench.")
+    heldout_seed: str | None = Field(None, description="Seed of the frogs held-out boards (an integer); "
+                                     "default this user's secret seed in the cache.")
+    timer_stamp: str | None = Field(None, description="Path of the agent's start stamp read by `timer`; "
+                                    "default /ptbench/agent_start.json.")
+    reference_config: str | None = Field(None, description="Recipe config file for `ptbench reference` "
+                                         "(its --config option).")
+    verify_max_tokens: str | None = Field(None, description="--max-tokens of `ptbench verify` (the demo sets "
+                                          "it for the verifier).")
+    judge_model: str | None = Field(None, description="Inspect model name for every judge role not given "
+                                    "with --judge; default openai/gpt-5-mini.")
+    sandbox_dir: str | None = Field(None, description="Base dir of the local sandboxes (read by "
+                                    "ptbench.harbor.sandbox_roots); default <tmp>/ptbench-sandboxes.")
+    seed: str | None = Field(None, description="An agent run's seed, set by ptbench.harbor.agents in the "
+                             "agent's environment.")
+
+
+def settings() -> Settings:
+    """The PTBENCH_* variables as they are now."""
+    return Settings()
+
+
+def env_name(field: str) -> str:
+    """The environment variable behind a Settings field: env_name("cache") == "PTBENCH_CACHE"."""
+    if field not in Settings.model_fields:
+        raise KeyError(field)
+    return ENV_PREFIX + field.upper()
