@@ -79,7 +79,8 @@ def main() -> None:
     args = parser.parse_args()
     console = Console(width=160)
 
-    table = Table(title="Frogs engine vs queens-generator (touch rule, one core; solve = prove uniqueness of our boards)")
+    table = Table(title="Frogs engine vs queens-generator "
+                  "(touch rule, one core; solve = prove uniqueness of our boards)")
     for name in ("N", "ours boards/s", "ours ms/board", "queens-gen s/board (boards)", "generation ratio",
                  "ours solve ms (median)", "queens-gen solve ms (median)", "solve ratio"):
         table.add_column(name, justify="right")

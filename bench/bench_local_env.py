@@ -115,7 +115,8 @@ def report(medians: dict[str, float], trials: int, commands: int) -> Table:
     for label, value, bare, target in rows:
         overhead = value - bare
         table.add_row(
-            label, f"{value:.1f}", f"{bare:.1f}", f"{overhead:.1f}", f"{target:.0f}", "yes" if overhead <= target else "NO"
+            label, f"{value:.1f}", f"{bare:.1f}", f"{overhead:.1f}", f"{target:.0f}",
+            "yes" if overhead <= target else "NO",
         )
     return table
 

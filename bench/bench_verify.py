@@ -64,7 +64,9 @@ def bare_loop(model_dir: Path, prompts: list[str], boards: list, max_tokens: int
     return run
 
 
-def pipeline(model_dir: Path, heldout: Path, log_dir: Path, max_tokens: int) -> Callable[[int | None], tuple[float, int]]:
+def pipeline(
+    model_dir: Path, heldout: Path, log_dir: Path, max_tokens: int
+) -> Callable[[int | None], tuple[float, int]]:
     """ptbench's pipeline: the frogs-single Task through inspect on our provider; a runner of (seconds, tokens)."""
     from inspect_ai import eval as inspect_eval
 

@@ -10,8 +10,8 @@ from ptbench.benchmarks.arena_hard import judge_prompt, parse_verdict
 from ptbench.benchmarks.registry import get_benchmark
 from ptbench.errors import UserError
 
-MODEL_ANSWERS = {"tin roof": "Rain drums the tin, a thousand tiny feet...", "library": "The last book whispered my name.",
-                 "cat": ""}
+MODEL_ANSWERS = {"tin roof": "Rain drums the tin, a thousand tiny feet...",
+                 "library": "The last book whispered my name.", "cat": ""}
 
 
 def slot_of(text: str, answer: str) -> str:

@@ -8,8 +8,10 @@ from ptbench.benchmarks.bfcl import TEST_SIZE, parse_hermes, shipped_data
 from ptbench.benchmarks.data import read_records
 from ptbench.benchmarks.registry import get_benchmark
 
-ANSWERS = {r["id"]: r["ground_truth"][0] for r in read_records(shipped_data() / "possible_answer" / "BFCL_v4_simple_python.json")}
-QUESTIONS = {r["id"]: r["question"][0][-1]["content"] for r in read_records(shipped_data() / "BFCL_v4_simple_python.json")}
+ANSWERS = {r["id"]: r["ground_truth"][0]
+           for r in read_records(shipped_data() / "possible_answer" / "BFCL_v4_simple_python.json")}
+QUESTIONS = {r["id"]: r["question"][0][-1]["content"]
+             for r in read_records(shipped_data() / "BFCL_v4_simple_python.json")}
 
 
 def first_choice(item_id: str) -> tuple[str, dict]:
@@ -19,7 +21,8 @@ def first_choice(item_id: str) -> tuple[str, dict]:
 
 
 def test_parse_hermes() -> None:
-    text = 'Sure.\n<tool_call>\n{"name": "f", "arguments": {"x": 1}}\n</tool_call>\n<tool_call>{"name": "g", "arguments": {}}'
+    text = ('Sure.\n<tool_call>\n{"name": "f", "arguments": {"x": 1}}\n</tool_call>\n'
+            '<tool_call>{"name": "g", "arguments": {}}')
     calls = parse_hermes(text)
     assert [(c.function, c.arguments) for c in calls] == [("f", {"x": 1}), ("g", {})]
     assert parse_hermes("<tool_call>{not json}</tool_call>") == []

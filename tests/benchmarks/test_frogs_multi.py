@@ -45,7 +45,8 @@ def test_model_that_places_and_submits_solves(harness, tmp_path: Path) -> None:
 def test_a_model_without_tool_calls_stops_at_the_200_call_cap(harness, tmp_path: Path) -> None:
     path, _ = heldout_file(tmp_path, 1)
     replies: list[str] = []
-    log = harness.run(MULTI.build_task(heldout=path, k=1), harness.model(lambda text: "I will think about it.", replies))
+    model = harness.model(lambda text: "I will think about it.", replies)
+    log = harness.run(MULTI.build_task(heldout=path, k=1), model)
     [sample] = log.samples
     assert len(replies) == 200
     value = sample.scores["frogs_episode"].value

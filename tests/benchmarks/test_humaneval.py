@@ -36,7 +36,7 @@ def test_all_164_canonical_solutions_pass() -> None:
     limits = SandboxLimits(wall_seconds=20)
     with ThreadPoolExecutor(4) as pool:
         verdicts = pool.map(lambda task_id: passes(task_id, PROBLEMS[task_id]["canonical_solution"], limits), PROBLEMS)
-        failures = [task_id for task_id, ok in zip(PROBLEMS, verdicts) if not ok]
+        failures = [task_id for task_id, ok in zip(PROBLEMS, verdicts, strict=True) if not ok]
     assert failures == []
 
 

@@ -65,6 +65,7 @@ def test_diagonal_rule_sees_far_diagonals_but_touch_does_not():
 def test_verifier_agrees_with_solver(seed, n, rules):
     """Brute force over all permutations: the verifier accepts exactly the solver's solutions."""
     board = random_board(seed, n)
-    by_verifier = {tuple(enumerate(p)) for p in permutations(range(n)) if verify_placement(board, enumerate(p), rules).valid}
+    by_verifier = {tuple(enumerate(p)) for p in permutations(range(n))
+                   if verify_placement(board, enumerate(p), rules).valid}
     by_solver = set(count_solutions(board, rules, limit=10**6).solutions)
     assert by_verifier == by_solver

@@ -111,7 +111,8 @@ def test_pass_at_k_edges_and_summary():
     with pytest.raises(ValueError):
         pass_at_k(3, 1, 4)
     board = generate_board(5, 6).board
-    right, wrong, prose = (score_answer(board, t) for t in (solver_answer(board), '{"frogs": []}', chatty_answer(board)))
+    answers = (solver_answer(board), '{"frogs": []}', chatty_answer(board))
+    right, wrong, prose = (score_answer(board, t) for t in answers)
     summary = summarize([BoardSamples(tier="easy", scores=(right, wrong)),
                          BoardSamples(tier="hard", scores=(prose, prose))], ks=(1, 2))
     assert summary.tiers["easy"].pass_at_k == {1: 0.5, 2: 1.0}

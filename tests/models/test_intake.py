@@ -7,8 +7,6 @@ import os
 import shutil
 from pathlib import Path
 
-import pytest
-
 from ptbench.models.intake import intake
 
 

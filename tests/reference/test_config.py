@@ -11,7 +11,14 @@ from ptbench.catalog.spec import TaskSpec
 from ptbench.catalog.tasks import get_task
 from ptbench.errors import UserError
 from ptbench.reference.config import (
-    TINY_BENCHMARK, TINY_FROGS, TINY_FROGS_MULTI, BenchmarkRecipe, FrogsRecipe, GrpoSettings, dump_recipe, load_recipe,
+    TINY_BENCHMARK,
+    TINY_FROGS,
+    TINY_FROGS_MULTI,
+    BenchmarkRecipe,
+    FrogsRecipe,
+    GrpoSettings,
+    dump_recipe,
+    load_recipe,
     recipe_for,
 )
 

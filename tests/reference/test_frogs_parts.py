@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
-
 import random
+
+import pytest
 
 from ptbench.frogs import FrogToolEnv, canonical_hash, in_heldout_space, verify_placement
 from ptbench.reference.frogs_data import answer_text, augment, recipe_boards, training_stream

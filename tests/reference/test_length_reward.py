@@ -68,7 +68,7 @@ def test_no_correct_completion_ever_gets_a_negative_advantage(samples, group_siz
     rewards = [1.0 if ok else 0.0 for ok in correct]
     shaped = shape_rewards(rewards, [length for _, length in samples], correct, group_size, cap)
     adv = advantages(shaped.rewards, group_size)
-    assert all(a >= -1e-9 for a, ok in zip(adv, correct) if ok)
+    assert all(a >= -1e-9 for a, ok in zip(adv, correct, strict=True) if ok)
     assert 0.0 <= shaped.coefficient <= cap
     assert all(-1.0 < q <= 0.0 for q in shaped.penalties)
 

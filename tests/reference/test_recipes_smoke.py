@@ -20,7 +20,14 @@ from ptbench.errors import UserError
 from ptbench.models.intake import intake
 from ptbench.models.loading import base_source
 from ptbench.reference.config import (
-    TINY_BENCHMARK, TINY_FROGS, EvalSettings, GrpoSettings, LoraSettings, SftSettings, Stage, dump_recipe,
+    TINY_BENCHMARK,
+    TINY_FROGS,
+    EvalSettings,
+    GrpoSettings,
+    LoraSettings,
+    SftSettings,
+    Stage,
+    dump_recipe,
 )
 from ptbench.reference.run import REPORT_FILE, run_reference
 

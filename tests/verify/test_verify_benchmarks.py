@@ -63,6 +63,7 @@ def test_verify_writes_reward_details_and_log(benchmark: str, tiny_dir: Path, tm
     assert log.eval.model == f"ptbench/{tiny_dir}"
     if benchmark == "arena-hard-writing":  # per item: one win and one loss, or two strong losses when empty
         answered = {bool(s.output.completion.strip()) for s in log.samples}
-        assert verdict.reward == {frozenset({True}): 0.5, frozenset({False}): 0.0}.get(frozenset(answered), verdict.reward)
+        expected = {frozenset({True}): 0.5, frozenset({False}): 0.0}.get(frozenset(answered), verdict.reward)
+        assert verdict.reward == expected
     if benchmark == "healthbench":
         assert verdict.reward == 1.0

@@ -78,4 +78,5 @@ def test_overflowing_weights_fall_back_to_the_base(cli, overflowing: Path, tmp_p
 def test_overflowing_logits_stop_greedy_and_sampled_generation(overflowing: Path, temperature: float) -> None:
     backend = load_backend(overflowing, "tiny", "cpu", threads=1)
     with pytest.raises(FloatingPointError, match="logits are not finite"):
-        backend.generate([[{"role": "user", "content": "2 + 2?"}]], GenerationSettings(max_new_tokens=4, temperature=temperature))
+        settings = GenerationSettings(max_new_tokens=4, temperature=temperature)
+        backend.generate([[{"role": "user", "content": "2 + 2?"}]], settings)

@@ -54,4 +54,5 @@ def test_verify_frogs_on_the_tiny_model(cli, tiny_dir: Path, tmp_path: Path, wor
     assert {s.id for s in log.samples} == {json.loads(line)["id"] for line in (spec.parent / "heldout.jsonl").open()}
     listed = subprocess.run([str(Path(sys.executable).parent / "inspect"), "log", "list", "--json", "--log-dir",
                              str(out / "inspect")], capture_output=True, text=True, check=True)
-    assert [entry["task"] for entry in json.loads(listed.stdout)] == [task.removesuffix("-tiny")]  # what `inspect view` lists
+    # what `inspect view` lists
+    assert [entry["task"] for entry in json.loads(listed.stdout)] == [task.removesuffix("-tiny")]

@@ -54,7 +54,8 @@ def build_task(data_dir: Path | None, limit: int | None, split: str, generation:
         raise UserError("arena-hard-writing needs --data-dir with question.jsonl and baseline.jsonl")
     questions_path = local_file(data_dir, "question.jsonl")
     baseline_path = local_file(data_dir, "baseline.jsonl")
-    baseline = {str(record.get("uid")): baseline_answer(record, baseline_path) for record in read_records(baseline_path)}
+    baseline = {str(record.get("uid")): baseline_answer(record, baseline_path)
+                for record in read_records(baseline_path)}
     questions = [record for record in read_records(questions_path) if record.get("category") == CATEGORY]
 
     def to_sample(record: Record) -> Sample:

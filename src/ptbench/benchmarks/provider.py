@@ -129,10 +129,11 @@ class PtbenchModelAPI(ModelAPI):
         model_name: str,
         base_url: str | None = None,
         api_key: str | None = None,
-        config: GenerateConfig = GenerateConfig(),
+        config: GenerateConfig | None = None,
         **model_args: Any,
     ) -> None:
-        super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
+        super().__init__(model_name=model_name, base_url=base_url, api_key=api_key,
+                         config=config if config is not None else GenerateConfig())
         backend: Backend | None = model_args.pop("backend", None)
         base_model = model_args.pop("base_model", None)
         device = model_args.pop("device", "cpu")
@@ -245,4 +246,5 @@ def ptbench_model(model_dir: Path, base_model: str, device: str, backend: Backen
     api = PtbenchModelAPI(str(model_dir), backend=backend, base_model=base_model, device=device,
                           batch_size=batch_size)
     # an explicit max_connections turns off inspect's adaptive concurrency, which would start below a batch
-    return Model(api, GenerateConfig(max_connections=api.max_connections()), {"base_model": base_model, "device": device})
+    config = GenerateConfig(max_connections=api.max_connections())
+    return Model(api, config, {"base_model": base_model, "device": device})

@@ -109,7 +109,8 @@ BENCHMARKS: dict[str, BenchmarkDef] = {
             dataset=DatasetSource(
                 origin="hf:math-ai/aime25",
                 revision="563bb8404243c5f09de6ec262f2db674fe5bce9b",
-                local_files="aime2025.jsonl: {id, problem, answer}; dev: aime2024.jsonl: {ID, Problem, Solution, Answer}",
+                local_files="aime2025.jsonl: {id, problem, answer}; "
+                "dev: aime2024.jsonl: {ID, Problem, Solution, Answer}",
             ),
             allowed_training_data=f"{_NO_TEST}; AIME 2025 problems and solutions are forbidden",
             dev_split=DEV_SPLIT,
@@ -186,14 +187,16 @@ BENCHMARKS: dict[str, BenchmarkDef] = {
             generation=Generation(max_tokens=16384),
             size=245,
             dataset=DatasetSource(
-                origin="OpenAI simple-evals HealthBench full set (inspect_evals DATASET_URLS['full']), easy rule applied",
+                origin="OpenAI simple-evals HealthBench full set (inspect_evals DATASET_URLS['full']), "
+                "easy rule applied",
                 revision="2025-05-07-06-14-12",
                 local_files="healthbench.jsonl (the full set): {prompt_id, prompt: [{role, content}], "
                 "rubrics: [{criterion, points, tags}], example_tags}",
             ),
             allowed_training_data=f"{_NO_TEST}; no HealthBench conversations or rubrics",
             dev_split=DEV_SPLIT,
-            dev_note="the full set's conversations outside the easy subset (PostTrainBench's easy rule, see healthbench.py)",
+            dev_note="the full set's conversations outside the easy subset "
+            "(PostTrainBench's easy rule, see healthbench.py)",
             judge_roles=("grader",),
         ),
         *(

@@ -37,7 +37,7 @@ def frogs_game(spec: TaskSpec) -> str:
         "",
         f"The final evaluation uses {spec.heldout_count} held-out boards of "
         + (f"the tiers {tiers}, mixed equally. " if len(spec.tiers) > 1 else f"tier {tiers}. ")
-        + 
+        +
         "They are not in this environment, and the training generator never produces them. The score is "
         f"pass@{k}: {k} answer{'s are' if k > 1 else ' is'} sampled per board, and a board counts as solved "
         f"if {'any of them is' if k > 1 else 'it is'} a valid placement; it is reported overall and per tier.",

@@ -26,8 +26,8 @@ def demo_command(
     """The whole loop on this machine: tiny model, reference recipe through Harbor, verifier, store, summary."""
     from rich.console import Console
 
-    from ptbench.demo.pipeline import run_demo
     from ptbench.demo.failures import DemoFailed
+    from ptbench.demo.pipeline import run_demo
     from ptbench.paths import work_dir
 
     console = Console()

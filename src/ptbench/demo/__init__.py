@@ -7,8 +7,8 @@ Harbor, torch and inspect are imported only when a demo runs.
 
 from __future__ import annotations
 
-from ptbench.demo.pipeline import run_demo
 from ptbench.demo.failures import DemoFailed
+from ptbench.demo.pipeline import run_demo
 from ptbench.demo.summary import DemoSummary
 
 __all__ = ["DemoFailed", "DemoSummary", "run_demo"]

@@ -22,8 +22,8 @@ def symmetries(grid: Sequence[Sequence[int]]) -> list[Grid]:
     current: Grid = tuple(tuple(row) for row in grid)
     for _ in range(4):
         images.append(current)
-        images.append(tuple(zip(*current)))  # transpose
-        current = tuple(zip(*current[::-1]))  # rotate 90 degrees clockwise
+        images.append(tuple(zip(*current, strict=True)))  # transpose
+        current = tuple(zip(*current[::-1], strict=True))  # rotate 90 degrees clockwise
     return images
 
 

@@ -135,7 +135,8 @@ class _Builder:
                 return
             g = small[0]
             donors = sorted({j for i in self._cells(g) for j in self._neighbours(i)
-                             if self.region[j] != g and j not in self.planted and self._size(self.region[j]) > MIN_REGION})
+                             if self.region[j] != g and j not in self.planted
+                             and self._size(self.region[j]) > MIN_REGION})
             self.rng.shuffle(donors)
             if not any(self._move_if_safe(j, g) for j in donors):
                 stuck.add(g)

@@ -21,11 +21,24 @@ from pydantic import BaseModel, ConfigDict, Field
 from ptbench.catalog.base_models import BaseModelInfo, Family, get_base_model
 from ptbench.errors import UserError, first_line
 from ptbench.models.loading import (
-    ADAPTER_CONFIG, TINKER_PATH_FILE, ModelSource, base_source, has_tokenizer, is_adapter, is_tinker, load_tokenizer,
+    ADAPTER_CONFIG,
+    TINKER_PATH_FILE,
+    ModelSource,
+    base_source,
+    has_tokenizer,
+    is_adapter,
+    is_tinker,
+    load_tokenizer,
     tokenizer_source,
 )
 from ptbench.models.safety import (
-    Refusal, bad_symlinks, nonfinite_tensors, pickle_files, read_json_object, special_files, tensor_shapes,
+    Refusal,
+    bad_symlinks,
+    nonfinite_tensors,
+    pickle_files,
+    read_json_object,
+    special_files,
+    tensor_shapes,
     weight_files,
 )
 from ptbench.models.templates import ChatTemplate, chat_template

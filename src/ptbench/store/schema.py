@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -96,7 +96,7 @@ def _ensure_schema(conn: sqlite3.Connection, path: Path) -> None:
                 raise UserError(f"{path} is an SQLite file but not a ptbench results store")
             for statement in filter(str.strip, _TABLES.split(";")):
                 conn.execute(statement)
-            meta = StoreMeta(created_at=datetime.now(timezone.utc))
+            meta = StoreMeta(created_at=datetime.now(UTC))
             conn.execute("INSERT INTO meta VALUES ('store', ?)", (meta.model_dump_json(),))
         conn.execute("COMMIT")
     except BaseException:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from pydantic import BaseModel
 
@@ -57,7 +57,7 @@ def _digest(trial: TrialRecord) -> str:
 
 
 def _upsert_job(conn: sqlite3.Connection, job: JobRow) -> None:
-    values = _sql_values(job) | {"ingested_at": datetime.now(timezone.utc).isoformat()}
+    values = _sql_values(job) | {"ingested_at": datetime.now(UTC).isoformat()}
     columns = ", ".join(values)
     updates = ", ".join(f"{name} = excluded.{name}" for name in values if name != "job_id")
     conn.execute(

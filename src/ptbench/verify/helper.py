@@ -52,8 +52,8 @@ def evaluate(request: EvaluateRequest, console: Console) -> EvalOutcome:
     split = benchmark.dev_split
     opts = task_options(spec, request.spec_path, None, split, benchmark.heldout_split)
     eval_request = EvalRequest(benchmark, split, request.data_dir, request.limit,
-                               request.out_dir or work_dir() / "evaluate", opts, resolve_judges(benchmark, request.judges),
-                               max_tokens=request.max_tokens)
+                               request.out_dir or work_dir() / "evaluate", opts,
+                               resolve_judges(benchmark, request.judges), max_tokens=request.max_tokens)
     device = request.device or spec.device
     with console.status("intake: checking the submission"):
         intake, loaded = load_submission(request.submission, spec.base_model, device)

@@ -13,7 +13,9 @@ HELDOUT_FILE = "heldout.jsonl"
 """The frogs held-out boards, exported into the task's tests/ beside the spec (verifier only)."""
 
 
-def task_options(spec: TaskSpec, spec_path: Path, heldout: Path | None, split: str, heldout_split: str) -> dict[str, Any]:
+def task_options(
+    spec: TaskSpec, spec_path: Path, heldout: Path | None, split: str, heldout_split: str
+) -> dict[str, Any]:
     """Keyword options for the benchmark's build_task; for the held-out split of frogs, the board file."""
     if not is_frogs(spec):
         return {}

@@ -17,7 +17,14 @@ from ptbench.catalog.base_models import get_base_model
 from ptbench.errors import UserError
 from ptbench.models.backends.base import Backend, Completion, Conversation, GenerationSettings, Tools
 from ptbench.models.loading import (
-    TINKER_PATH_FILE, ModelSource, base_source, is_adapter, is_tinker, load_model, load_tokenizer, tokenizer_source,
+    TINKER_PATH_FILE,
+    ModelSource,
+    base_source,
+    is_adapter,
+    is_tinker,
+    load_model,
+    load_tokenizer,
+    tokenizer_source,
 )
 from ptbench.models.templates import chat_template
 

@@ -63,7 +63,7 @@ class Backend(ABC):
         """`n` completions for each conversation, in order. `tools[i]` (optional) are the JSON schemas of
         functions offered to conversation i, rendered into the prompt by the chat template."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (optional hook: most backends have nothing to release)
         """Release the model (GPU memory, sessions); the backend is unusable afterwards."""
 
     @cached_property
