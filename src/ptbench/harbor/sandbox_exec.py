@@ -90,10 +90,8 @@ def exec_command(
     caps: list[str],
     cwd: str,
     command: str,
-    prologue: str = "",
 ) -> list[str]:
-    """nsenter into every namespace of the holder, drop capabilities and switch user, then `bash -c`: the
-    prologue (the sandbox's `ulimit`s), cd, the command."""
+    """nsenter into every namespace of the holder, drop capabilities and switch user, then `bash -c` (cd first)."""
     bounding = ",".join(["-all", *(f"+{cap}" for cap in caps)])
     argv = [tools.nsenter, "-t", str(holder_pid), "-m", "-p", "-i", "-u", "-n", "-r", "-w", "--"]
     argv += [tools.setpriv, f"--bounding-set={bounding}", "--inh-caps=-all"]
@@ -101,7 +99,7 @@ def exec_command(
         groups = "--init-groups" if user.name is not None else "--clear-groups"
         argv += [f"--reuid={user.uid}", f"--regid={user.gid}", groups]
     # cd inside bash rather than through `env -C`: one program fewer to start per command.
-    argv += ["--", tools.bash, "-c", f"{prologue}\ncd -- {shlex.quote(cwd)} || exit {CWD_MISSING}\n{command}"]
+    argv += ["--", tools.bash, "-c", f"cd -- {shlex.quote(cwd)} || exit {CWD_MISSING}\n{command}"]
     return argv
 
 
