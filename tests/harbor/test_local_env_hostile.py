@@ -12,12 +12,10 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from test_local_env_sandbox import in_env, make_env
 
 from ptbench.harbor.local import LocalEnvironment
 from ptbench.harbor.sandbox_roots import EnvDir, UnsafeBaseDirError, base_dir, sweep_stale
-
-
-from test_local_env_sandbox import in_env, make_env
 
 VICTIM = "precious host data\n"
 

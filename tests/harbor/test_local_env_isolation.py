@@ -12,10 +12,10 @@ import uuid
 
 import pytest
 from harbor.models.task.config import NetworkMode
+from test_local_env_sandbox import in_env, make_env, ok
 
 from ptbench.harbor import sandbox_seccomp
 from ptbench.harbor.sandbox_exec import CAP_NUMBERS, capability_set
-from test_local_env_sandbox import in_env, make_env, ok
 
 DOCKER_CAPS = sum(1 << CAP_NUMBERS[name] for name in capability_set())
 
@@ -39,7 +39,8 @@ def unshare_user():
 unshare_user()
 for argv in (["unshare", "-U", "true"], ["unshare", "-r", "true"], ["unshare", "-m", "true"]):
     done = subprocess.run(argv, capture_output=True, text=True)
-    print("-".join(argv), 0 if done.returncode == 0 else (1 if "Operation not permitted" in done.stderr else done.stderr))
+    denied = "Operation not permitted" in done.stderr
+    print("-".join(argv), 0 if done.returncode == 0 else (1 if denied else done.stderr))
 numbers = {NUMBERS!r}
 syscall("keyctl", numbers["keyctl"], 0, 0, 0, 0, 0)
 syscall("bpf", numbers["bpf"], 0, 0, 0)
@@ -61,7 +62,7 @@ def test_no_new_namespaces_keyrings_or_bpf_inside(tmp_path, user):
         return await ok(env, ESCAPES.replace("PYTHON", python), user=user)
 
     lines = in_env(make_env(tmp_path), scenario).split()
-    outcomes = dict(zip(lines[::2], lines[1::2]))
+    outcomes = dict(zip(lines[::2], lines[1::2], strict=True))
     assert outcomes == {
         "os.unshare": str(errno.EPERM),
         "unshare--U-true": "1",
@@ -181,7 +182,8 @@ checks = {
     "syscall 467 ENOSYS": result(467, 0, 0, 0) == errno.ENOSYS,
     "x32 getpid EPERM": result(0x40000000 | 39) == errno.EPERM,
     "setns allowed": result(308, -1, 0) == errno.EBADF,
-    "ptrace allowed": result(101, 0x4206, 1, 0, 0) in (errno.EPERM, errno.ESRCH) and result(101, 0x4206, 0, 0, 0) == errno.ESRCH,
+    "ptrace allowed": result(101, 0x4206, 1, 0, 0) in (errno.EPERM, errno.ESRCH)
+    and result(101, 0x4206, 0, 0, 0) == errno.ESRCH,
     "getpid allowed": result(39) == 0,
     "i386 int 0x80 EPERM": i386_getpid() == -errno.EPERM,
 }

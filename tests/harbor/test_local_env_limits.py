@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from harbor.environments.capabilities import EnvironmentResourceCapabilities
 from harbor.models.trial.config import ResourceMode
+from test_local_env_sandbox import in_env, make_env, ok
+from test_local_env_support import write_task
 
 from ptbench.harbor.local import LocalEnvironment
 from ptbench.harbor.sandbox_support import check_task_supported
-from test_local_env_sandbox import in_env, make_env, ok
-from test_local_env_support import write_task
 
 # Root on a host whose cgroup filesystem we may write (not ptbench's opinion of it: that is what is tested).
 needs_cgroups = pytest.mark.skipif(
@@ -120,6 +120,14 @@ def test_files_are_capped_at_storage_mb_and_no_core_dumps(tmp_path):
 
     result, core = in_env(make_env(tmp_path, override_storage_mb=16), scenario).splitlines()
     assert (result, core) == ("27 16", "0")  # EFBIG at 16 MiB
+
+
+def test_root_inside_cannot_raise_the_limits_again(tmp_path):
+    async def scenario(env):
+        return await env.exec("ulimit -f unlimited || ulimit -H -f unlimited || exit 3; ulimit -f")
+
+    result = in_env(make_env(tmp_path, override_storage_mb=16), scenario)
+    assert result.return_code == 3, result.stdout
 
 
 @needs_cgroups

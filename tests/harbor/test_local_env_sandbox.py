@@ -258,7 +258,8 @@ def test_extra_read_only_paths_are_visible_but_not_writable(tmp_path):
 def test_roots_removed_on_stop_kept_on_request_and_stale_ones_swept(tmp_path):
     sandboxes = tmp_path / "sandboxes"
     dead_owner = subprocess.run(
-        [sys.executable, "-c", "import os, sys; from pathlib import Path; from ptbench.harbor.sandbox_roots import EnvDir;"
+        [sys.executable, "-c", "import os, sys; from pathlib import Path;"
+         "from ptbench.harbor.sandbox_roots import EnvDir;"
          "d = EnvDir(Path(sys.argv[1]), 'dead'); d.root.mkdir(); print(d.path); os._exit(0)", str(sandboxes)],
         capture_output=True, text=True, check=True,
     )

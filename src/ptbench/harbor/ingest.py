@@ -7,7 +7,6 @@ import os
 import stat
 import uuid
 from pathlib import Path
-from typing import TypeVar
 
 from harbor.models.job.config import JobConfig
 from harbor.models.job.result import JobResult
@@ -30,7 +29,6 @@ MAX_NAME_CHARS = 200
 MAX_TEXT_CHARS = 4000
 _TRIAL_MARKERS = ("config.json", "result.json", "lock.json", "trial.log")
 
-M = TypeVar("M", bound=BaseModel)
 
 
 class UnusableFile(Exception):
@@ -153,7 +151,8 @@ def _local_task_path(task: TaskConfig) -> Path | None:
 
 
 def _metrics(result: TrialResult, rewards: dict[str, float | int] | None) -> tuple[MetricRow, ...]:
-    usage = zip(("n_input_tokens", "n_cache_tokens", "n_output_tokens", "cost_usd"), result.compute_token_cost_totals())
+    names = ("n_input_tokens", "n_cache_tokens", "n_output_tokens", "cost_usd")
+    usage = zip(names, result.compute_token_cost_totals(), strict=True)
     named = [("verifier", name, value) for name, value in list((rewards or {}).items())[:MAX_METRICS]]
     named += [("agent", name, value) for name, value in usage]
     metrics = [
@@ -227,14 +226,14 @@ def _job_id(job_dir: Path, job_result: JobResult | None, trial_dirs: list[Path])
     return str(uuid.uuid5(uuid.NAMESPACE_URL, job_dir.resolve().as_uri()))
 
 
-def _optional(path: Path, model: type[M]) -> M | None:
+def _optional[M: BaseModel](path: Path, model: type[M]) -> M | None:
     try:
         return _load(path, model)
     except UnusableFile:
         return None
 
 
-def _load(path: Path, model: type[M], limit: int = MAX_JSON_BYTES) -> M:
+def _load[M: BaseModel](path: Path, model: type[M], limit: int = MAX_JSON_BYTES) -> M:
     """Parse a JSON file into a model without following symlinks or reading more than `limit` bytes."""
     text = _read_capped(path, limit)
     try:

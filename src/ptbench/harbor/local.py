@@ -50,10 +50,21 @@ from ptbench.harbor.sandbox_layout import (
 )
 from ptbench.harbor.sandbox_limits import EnforcedLimits, enforced_controllers, task_limits
 from ptbench.harbor.sandbox_network import SlirpNetwork
-from ptbench.harbor.sandbox_process import Holder, Preexec, run_command
+from ptbench.harbor.sandbox_process import Holder, run_command
 from ptbench.harbor.sandbox_roots import EnvDir, base_dir, sweep_stale
+from ptbench.harbor.sandbox_spawn import Preexec, Spawner
 
 ENVIRONMENT_TYPE = "local"
+
+
+def _chain(*steps: Preexec) -> Preexec:
+    """Several pre-exec steps as one."""
+
+    def run_steps() -> None:
+        for step in steps:
+            step()
+
+    return run_steps
 
 
 class LocalEnvironment(BaseEnvironment):
@@ -100,17 +111,20 @@ class LocalEnvironment(BaseEnvironment):
         self._binds = self._ro_binds + [self._mount_bind(mount) for mount in self._mounts if mount not in log_mounts]
         for bind in self._ro_binds:
             if is_within(self._workdir, bind.target):
-                raise ValueError(f"the workdir {self._workdir} lies in {bind.target}, read-only in the local environment")
+                raise ValueError(
+                    f"the workdir {self._workdir} lies in {bind.target}, read-only in the local environment"
+                )
             if is_within(str(self._sandbox_base), bind.target):
-                raise ValueError(f"sandbox_dir {self._sandbox_base} must not lie inside {bind.target}, which sandboxes see")
+                raise ValueError(
+                    f"sandbox_dir {self._sandbox_base} must not lie inside {bind.target}, which sandboxes see"
+                )
         self._env_dir: EnvDir | None = None
         self._holder: Holder | None = None
         self._network: SlirpNetwork | None = None  # slirp4netns of a `public` sandbox
         self._tools: HostTools | None = None
         self._paths: sandbox_files.PathMap | None = None
         self._claimed_uids: set[int] = set()
-        # What every process of the sandbox does between fork and exec (holder and commands alike).
-        self._spawn_steps: list[Preexec] = []
+        self._spawner: Spawner | None = None  # the confined thread that starts every command
         # CPU and memory as Harbor resolves them (limit mode unless ignored), checked against what the host has.
         self._limits = task_limits(
             memory_mb=self._resource_limit_value("memory", auto_mode=ResourceMode.LIMIT),
@@ -171,8 +185,7 @@ class LocalEnvironment(BaseEnvironment):
         gpu_nodes = self._gpu_nodes if self._effective_gpus > 0 else []
         try:
             prepare_root(env_dir.root, self._workdir, self._log_dirs)
-            self._enforced = await asyncio.to_thread(EnforcedLimits.create, env_dir.path.name, self._limits)
-            self._spawn_steps.insert(0, self._enforced.spawn_step)
+            self._enforced = enforced = await asyncio.to_thread(EnforcedLimits.create, env_dir.path.name, self._limits)
             self._holder = await Holder.start(
                 lambda info_fd, seccomp_fd: holder_command(
                     tools, env_dir.root, self._binds, gpu_nodes, info_fd,
@@ -181,9 +194,14 @@ class LocalEnvironment(BaseEnvironment):
                 ),
                 READY,
                 env_dir.holder_log,
-                self._preexec(HolderBoundingSet(capability_set())),
+                _chain(enforced.spawn_step, HolderBoundingSet(capability_set())),
                 seccomp_program=seccomp,
             )
+            # Commands get the seccomp filter (and on cgroup v1 the cgroups) from their spawner thread; the
+            # holder gets the filter from bwrap, which needs the denied syscalls to build the sandbox.
+            thread_steps = [enforced.join] if enforced.joins_by_thread else []
+            self._spawner = Spawner(self.session_id, [*thread_steps, sandbox_seccomp.installer()])
+            await self._spawner.ready()
             if not self._network_disabled:
                 self._network = await SlirpNetwork.start(
                     tools.slirp4netns, self._holder.child_pid, env_dir.path / "network.log"
@@ -226,6 +244,8 @@ class LocalEnvironment(BaseEnvironment):
         who = resolve_user(self._resolve_user(user))
         if not who.is_root and who.uid not in self._claimed_uids:
             await asyncio.to_thread(self._claim_for, who)
+        enforced, spawner = self._enforced, self._spawner
+        assert enforced is not None and spawner is not None
         argv = exec_command(
             self._tools,
             self._holder.child_pid,
@@ -233,12 +253,13 @@ class LocalEnvironment(BaseEnvironment):
             capability_set(),
             cwd or self._workdir,
             command,
+            prologue=enforced.shell_prologue(),
         )
         environment = clean_environment(who, [os.path.join(sys.prefix, "bin")], self._merge_env(env))
-        # Commands get the seccomp filter from the spawn step; the holder gets it from bwrap, which needs
-        # the denied syscalls (unshare, mount, pivot_root) to build the sandbox.
-        preexec = self._preexec(sandbox_seccomp.installer())
-        result = await run_command(argv, environment, timeout_sec or None, self._output_callback(), preexec)
+        preexec = None if enforced.joins_by_thread else enforced.join  # cgroup v2: per process only
+        result = await run_command(
+            spawner, argv, environment, timeout_sec or None, self._output_callback(), preexec
+        )
         self._check_alive()
         return ExecResult(stdout=result.stdout, stderr=result.stderr, return_code=result.return_code)
 
@@ -254,8 +275,6 @@ class LocalEnvironment(BaseEnvironment):
         enforced, self._enforced = self._enforced, None
         if enforced is None:
             return
-        if enforced.spawn_step in self._spawn_steps:
-            self._spawn_steps.remove(enforced.spawn_step)
         left = await asyncio.to_thread(enforced.close)
         if left:
             self.logger.warning(f"could not remove the cgroups of {self.session_id}: {', '.join(map(str, left))}")
@@ -265,20 +284,10 @@ class LocalEnvironment(BaseEnvironment):
         takes ~25 ms to exit while the kernel removes its tap device)."""
         holder, self._holder = self._holder, None
         network, self._network = self._network, None
+        spawner, self._spawner = self._spawner, None
         await asyncio.gather(*(part.stop() for part in (holder, network) if part is not None))
-
-    def _preexec(self, *last: Preexec) -> Preexec | None:
-        """The spawn steps, then `last`, as one pre-exec function (None when there are none: Python then
-        spawns faster)."""
-        steps = [*self._spawn_steps, *last]
-        if not steps:
-            return None
-
-        def run_steps() -> None:
-            for step in steps:
-                step()
-
-        return run_steps
+        if spawner is not None:
+            await asyncio.to_thread(spawner.close)
 
     def _claim_for(self, who: SandboxUser) -> None:
         """A non-root user's first command: give it the workdir (as a Dockerfile's chown would) and a home."""

@@ -74,7 +74,9 @@ def resolve_user(user: str | int | None) -> SandboxUser:
     except KeyError:
         if isinstance(user, int):
             return SandboxUser(uid=user, gid=user, name=None, home="/")
-        raise ValueError(f"unknown user {user!r}: the local environment takes users from the host's /etc/passwd")
+        raise ValueError(
+            f"unknown user {user!r}: the local environment takes users from the host's /etc/passwd"
+        ) from None
     return SandboxUser(uid=entry.pw_uid, gid=entry.pw_gid, name=entry.pw_name, home=entry.pw_dir or "/")
 
 
@@ -90,8 +92,10 @@ def exec_command(
     caps: list[str],
     cwd: str,
     command: str,
+    prologue: str = "",
 ) -> list[str]:
-    """nsenter into every namespace of the holder, drop capabilities and switch user, then `bash -c` (cd first)."""
+    """nsenter into every namespace of the holder, drop capabilities and switch user, then `bash -c`: the
+    prologue (the sandbox's `ulimit`s), cd, the command."""
     bounding = ",".join(["-all", *(f"+{cap}" for cap in caps)])
     argv = [tools.nsenter, "-t", str(holder_pid), "-m", "-p", "-i", "-u", "-n", "-r", "-w", "--"]
     argv += [tools.setpriv, f"--bounding-set={bounding}", "--inh-caps=-all"]
@@ -99,7 +103,7 @@ def exec_command(
         groups = "--init-groups" if user.name is not None else "--clear-groups"
         argv += [f"--reuid={user.uid}", f"--regid={user.gid}", groups]
     # cd inside bash rather than through `env -C`: one program fewer to start per command.
-    argv += ["--", tools.bash, "-c", f"cd -- {shlex.quote(cwd)} || exit {CWD_MISSING}\n{command}"]
+    argv += ["--", tools.bash, "-c", f"{prologue}\ncd -- {shlex.quote(cwd)} || exit {CWD_MISSING}\n{command}"]
     return argv
 
 

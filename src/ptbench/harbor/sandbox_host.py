@@ -30,7 +30,8 @@ class HostTools:
 
 
 def find_tools() -> HostTools:
-    """Locate bwrap, the util-linux helpers and slirp4netns; a one-line SandboxUnavailableError says how to fix a gap."""
+    """Locate bwrap, the util-linux helpers and slirp4netns; a one-line SandboxUnavailableError says how to
+    fix a gap."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise SandboxUnavailableError(

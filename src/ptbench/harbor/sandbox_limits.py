@@ -214,6 +214,7 @@ class EnforcedLimits:
         self.cgroups = cgroups
         self._fds = procs_fds
         self._rlimits = rlimits
+        self._versions: list[int] = []
 
     @classmethod
     def create(cls, name: str, limits: SandboxLimits) -> EnforcedLimits:
@@ -239,17 +240,35 @@ class EnforcedLimits:
                 for controller in controllers:
                     write_limits(cgroup, hierarchy.version, controller, limits)
                 enforced._fds.append(os.open(cgroup / _join_file(hierarchy.version), os.O_WRONLY | os.O_CLOEXEC))
+                enforced._versions.append(hierarchy.version)
         except BaseException:
             enforced.close()
             raise
         return enforced
 
-    def spawn_step(self) -> None:
-        """In the forked child, before exec: join the cgroups, then take the rlimits (async-signal-safe enough)."""
+    @property
+    def joins_by_thread(self) -> bool:
+        """Whether `join` moves only the calling thread (v1 `tasks`), so that a spawner thread can sit in the
+        cgroups and every process it forks starts there; v2 moves whole processes."""
+        return all(version == 1 for version in self._versions)
+
+    def join(self) -> None:
+        """Move the caller into the cgroups: a forked child before exec, or (v1) a spawner thread."""
         for fd in self._fds:
             os.write(fd, b"0")
+
+    def spawn_step(self) -> None:
+        """In the forked holder, before exec: join the cgroups, then take the rlimits (async-signal-safe enough)."""
+        self.join()
         for which, values in self._rlimits:
             setrlimit(which, values)
+
+    def shell_prologue(self) -> str:
+        """The rlimits as bash `ulimit` lines, run first by every command (soft and hard: without
+        CAP_SYS_RESOURCE nothing inside can raise them again), so commands need no pre-exec hook."""
+        flags = {RLIMIT_FSIZE: "-f", RLIMIT_CORE: "-c", RLIMIT_AS: "-v"}
+        parts = [f"{flags[which]} {hard // 1024}" for which, (_, hard) in self._rlimits]  # bash counts KiB
+        return f"ulimit -S -H {' '.join(parts)} || exit 126"
 
     def close(self) -> list[Path]:
         """Kill whatever is left in the cgroups and remove them; the ones that would not go are returned."""
@@ -308,13 +327,21 @@ def remove_cgroup(cgroup: Path, deadline: float) -> bool:
 
 
 def _kill_members(cgroup: Path) -> None:
-    if (cgroup / "cgroup.kill").exists():
+    """SIGKILL the sandbox processes in a cgroup. Never ptbench itself: on v1 a spawner thread of ours
+    (sandbox_spawn) is a member until it has fully exited, a moment after it was joined."""
+    if (cgroup / "cgroup.kill").exists() and not _holds_us(cgroup):
         _write_if_present(cgroup / "cgroup.kill", "1")
     for pid in _read(cgroup / "cgroup.procs").split():
+        if pid == str(os.getpid()):
+            continue
         try:
             os.kill(int(pid), signal.SIGKILL)
         except (ProcessLookupError, ValueError):
             pass
+
+
+def _holds_us(cgroup: Path) -> bool:
+    return str(os.getpid()) in _read(cgroup / "cgroup.procs").split()
 
 
 def _sweep_dead_owners(parent: Path) -> None:

@@ -42,7 +42,8 @@ class SlirpNetwork:
         """Attach slirp4netns to the network namespace of host pid `pid`; return once the tap device is up."""
         ready_read, ready_write = os.pipe()
         exit_read, exit_write = os.pipe()  # we hold the write end: our death is slirp's exit signal
-        argv = [slirp4netns, *SLIRP_OPTIONS, f"--ready-fd={ready_write}", f"--exit-fd={exit_read}", str(pid), TAP_DEVICE]
+        argv = [slirp4netns, *SLIRP_OPTIONS, f"--ready-fd={ready_write}", f"--exit-fd={exit_read}"]
+        argv += [str(pid), TAP_DEVICE]
         try:
             with open(log_path, "wb") as log:
                 process = await asyncio.create_subprocess_exec(

@@ -17,10 +17,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ptbench.harbor.sandbox_spawn import Preexec, SpawnedCommand, Spawner
+
 OutputSink = Callable[[str, str], Awaitable[None]]
-# Runs in the forked child before exec (joins the sandbox's cgroups, installs its seccomp filter): only
-# async-signal-safe work, everything it needs prepared beforehand in the parent.
-Preexec = Callable[[], None]
 # After a command exits, how long to keep reading output that background processes it left behind
 # still write into the inherited pipes.
 _DRAIN_GRACE_SEC = 0.5
@@ -153,23 +152,16 @@ def _kill(pid: int, sig: int = signal.SIGKILL) -> None:
 
 
 async def run_command(
+    spawner: Spawner,
     argv: list[str],
     environment: dict[str, str],
     timeout_sec: float | None,
     sink: OutputSink | None = None,
     preexec: Preexec | None = None,
 ) -> CommandResult:
-    """Run argv to completion; on timeout (CommandTimeoutError) or cancellation, kill all its processes first."""
-    process = await asyncio.create_subprocess_exec(
-        *argv,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=environment,
-        start_new_session=True,
-        preexec_fn=preexec,
-    )
-    assert process.stdout is not None and process.stderr is not None
+    """Run argv (started by the sandbox's spawner) to completion; on timeout (CommandTimeoutError) or
+    cancellation, kill all its processes first."""
+    process = await spawner.start(argv, environment, preexec)
     stdout, stderr = CappedOutput(), CappedOutput()
     readers = [
         asyncio.create_task(_pump(process.stdout, "stdout", stdout, sink)),
@@ -186,6 +178,7 @@ async def run_command(
         raise
     finally:
         await _finish_readers(readers)
+        process.close()
     code = process.returncode or 0
     # Killed by a signal: the shell's (and Docker's) 128 + signal, not Python's negative number.
     return CommandResult(stdout.text(), stderr.text(), 128 - code if code < 0 else code)
@@ -243,7 +236,7 @@ async def _finish_readers(readers: list[asyncio.Task[None]]) -> None:
     await asyncio.gather(*readers, return_exceptions=True)
 
 
-async def _kill_everything(process: asyncio.subprocess.Process) -> None:
+async def _kill_everything(process: SpawnedCommand) -> None:
     """Freeze the command's process group and descendants, look again for late forks, then SIGKILL them all."""
     if process.returncode is not None:  # already exited and reaped: its pid may belong to someone else now
         return

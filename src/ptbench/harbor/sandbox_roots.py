@@ -2,10 +2,10 @@
 
 The base dir belongs to root alone (mode 0700, not a symlink, every directory above it writable only by
 root or sticky): anyone else who could create, swap or write it could redirect root's removals. A
-base dir that is not so is refused, never repaired. Layout: `<base>/<session>-<random>/{lock, holder.log, root/}`. The owning process holds an exclusive
-flock on `lock` for the environment's lifetime, so a dir whose lock can be taken belongs to a process
-that died (e.g. `kill -9`): the next environment that starts kills what still runs on that root and
-removes the dir. A dir kept on purpose
+base dir that is not so is refused, never repaired. Layout: `<base>/<session>-<random>/{lock, holder.log,
+root/}`. The owning process holds an exclusive flock on `lock` for the environment's lifetime, so a dir
+whose lock can be taken belongs to a process that died (e.g. `kill -9`): the next environment that
+starts kills what still runs on that root and removes the dir. A dir kept on purpose
 (`stop(delete=False)`) is marked "kept" in its lock file and never swept.
 """
 
@@ -57,7 +57,8 @@ def base_dir(configured: str | None = None) -> Path:
         )
     if stat.S_IMODE(info.st_mode) != 0o700:
         raise UnsafeBaseDirError(
-            f"the sandbox base dir {base} has mode {stat.S_IMODE(info.st_mode):04o}, not 0700: remove it or choose another"
+            f"the sandbox base dir {base} has mode {stat.S_IMODE(info.st_mode):04o}, not 0700: "
+            "remove it or choose another"
         )
     return base
 

@@ -117,7 +117,9 @@ _INSTRUCTION = struct.Struct("=HBBI")  # struct sock_filter
 
 
 class _ArgCmp(ctypes.Structure):
-    _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int), ("datum_a", ctypes.c_uint64), ("datum_b", ctypes.c_uint64)]
+    _fields_ = [
+        ("arg", ctypes.c_uint), ("op", ctypes.c_int), ("datum_a", ctypes.c_uint64), ("datum_b", ctypes.c_uint64)
+    ]
 
 
 class _SockFprog(ctypes.Structure):
@@ -131,7 +133,9 @@ def _errno_action(code: int) -> int:
 def _native_arch() -> tuple[str, int]:
     machine = os.uname().machine
     if machine not in _ARCHES:
-        raise SandboxUnavailableError(f"the local environment's seccomp filter supports x86_64 and aarch64, not {machine}")
+        raise SandboxUnavailableError(
+            f"the local environment's seccomp filter supports x86_64 and aarch64, not {machine}"
+        )
     return machine, _ARCHES[machine]
 
 
