@@ -1,11 +1,17 @@
-"""Shared test fixtures: run the real `ptbench` CLI in a subprocess."""
+"""Shared test fixtures: the real `ptbench` CLI in a subprocess; real Harbor jobs in the local environment on
+the fixture tasks, and servers on the host for sandboxes to (fail to) reach."""
 
 from __future__ import annotations
 
+import asyncio
 import os
+import socket
 import subprocess
 import sys
+import threading
+from collections import defaultdict
 from pathlib import Path
+from types import TracebackType
 
 import pytest
 
@@ -28,3 +34,125 @@ def run_cli(
 def cli():
     """The `run_cli` helper as a fixture (session-scoped, so module fixtures can use it too)."""
     return run_cli
+
+# Harbor imports LiteLLM, which otherwise tries (and, offline, retries) to fetch a price list.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+TASKS = Path(__file__).resolve().parent / "fixtures" / "harbor_tasks"
+LOCAL_ENV = "ptbench.sandbox.local:LocalEnvironment"
+
+
+def run_job(
+    jobs_dir: Path,
+    tasks: list[str],
+    *,
+    sandbox_dir: Path,
+    agent: str = "oracle",
+    env: dict[str, str] | None = None,
+    n_attempts: int = 1,
+    n_concurrent: int = 4,
+) -> dict[str, list]:
+    """Run a real Harbor job of `agent` on fixture tasks in the local environment; trial results by task name."""
+    from harbor.job import Job
+    from harbor.models.job.config import JobConfig
+    from harbor.models.trial.config import AgentConfig, EnvironmentConfig, TaskConfig
+    from harbor.models.trial.result import TrialResult
+
+    config = JobConfig(
+        job_name="job",
+        jobs_dir=jobs_dir,
+        n_attempts=n_attempts,
+        n_concurrent_trials=n_concurrent,
+        quiet=True,
+        agents=[AgentConfig(name=agent)],
+        tasks=[TaskConfig(path=TASKS / name) for name in tasks],
+        environment=EnvironmentConfig(
+            import_path=LOCAL_ENV, env=env or {}, kwargs={"sandbox_dir": str(sandbox_dir)}
+        ),
+    )
+
+    async def run() -> None:
+        job = await Job.create(config)
+        await job.run()
+
+    asyncio.run(run())
+    results: dict[str, list[TrialResult]] = defaultdict(list)
+    for path in sorted((jobs_dir / "job").glob("*/result.json")):
+        result = TrialResult.model_validate_json(path.read_text())
+        results[result.task_name].append(result)
+    return dict(results)
+
+
+def host_address() -> str:
+    """This host's IPv4 address towards its default route: not loopback, so `public` sandboxes reach it."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("8.8.8.8", 53))  # no packet is sent: this only picks the route's source address
+        except OSError:
+            pytest.skip("this host has no IPv4 route out")
+        return probe.getsockname()[0]
+
+
+class LoopbackServer:
+    """A TCP server on the host's 127.0.0.1 (or `host`) that counts connections; with `meet`, it answers "go"
+    to each group of `meet` clients only once all of them are connected."""
+
+    def __init__(self, meet: int | None = None, host: str = "127.0.0.1") -> None:
+        self._meet = meet
+        self.host = host
+        self._socket = socket.create_server((host, 0))
+        self._socket.settimeout(0.2)
+        self.port: int = self._socket.getsockname()[1]
+        self.connections = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    def __enter__(self) -> LoopbackServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._socket.close()
+
+    def _serve(self) -> None:
+        waiting: list[socket.socket] = []
+        while not self._stop.is_set():
+            try:
+                connection, _ = self._socket.accept()
+            except TimeoutError:
+                continue
+            self.connections += 1
+            waiting.append(connection)
+            if self._meet is not None and len(waiting) >= self._meet:
+                for client in waiting:
+                    client.sendall(b"go\n")
+                    client.close()
+                waiting.clear()
+        for client in waiting:
+            client.close()
+
+
+@pytest.fixture(scope="session")
+def harbor_job():
+    """`run_job`, for running real Harbor jobs in the local environment."""
+    return run_job
+
+
+@pytest.fixture(scope="session")
+def loopback_server():
+    """The LoopbackServer class (a context manager)."""
+    return LoopbackServer
+
+
+@pytest.fixture(scope="session")
+def host_ip() -> str:
+    """This host's non-loopback IPv4 address (skips the test when there is none)."""
+    return host_address()
+
+
+@pytest.fixture(scope="session")
+def harbor_tasks() -> Path:
+    """The directory of hand-written fixture tasks."""
+    return TASKS

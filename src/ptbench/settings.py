@@ -2,7 +2,7 @@
 
 Read them with `settings()` (a fresh read of the environment each call, so tests can monkeypatch), and name
 one with `env_name("field")` when it has to be set for a child process or given to a CLI option. An empty
-variable counts as unset. `PTBENCH_SANDBOX_DIR` and `PTBENCH_SEED` are read by `ptbench.harbor` itself.
+variable counts as unset. `PTBENCH_SANDBOX_DIR` and `PTBENCH_SEED` are read by `ptbench.sandbox` and `ptbench.run`.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ class Settings(BaseSettings):
     judge_model: str | None = Field(None, description="Inspect model name for every judge role not given "
                                     "with --judge; default openai/gpt-5-mini.")
     sandbox_dir: str | None = Field(None, description="Base dir of the local sandboxes (read by "
-                                    "ptbench.harbor.sandbox_roots); default <tmp>/ptbench-sandboxes.")
-    seed: str | None = Field(None, description="An agent run's seed, set by ptbench.harbor.agents in the "
+                                    "ptbench.sandbox.roots); default <tmp>/ptbench-sandboxes.")
+    seed: str | None = Field(None, description="An agent run's seed, set by ptbench.run.agents in the "
                              "agent's environment.")
 
 

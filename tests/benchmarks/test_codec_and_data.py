@@ -11,9 +11,9 @@ from fractions import Fraction
 
 import pytest
 
-from ptbench.benchmarks.codec import CodecError, decode, encode
 from ptbench.benchmarks.data import read_records
 from ptbench.errors import UserError
+from ptbench.sandbox.codec import CodecError, decode, encode
 
 
 def test_codec_round_trips_plain_values() -> None:

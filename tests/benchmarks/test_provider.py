@@ -12,10 +12,10 @@ from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.scorer import includes
 from inspect_ai.solver import generate
 
-from ptbench.benchmarks.provider import ptbench_model
 from ptbench.benchmarks.registry import get_benchmark
 from ptbench.models.backends import Backend, Completion, Conversation, GenerationSettings, Tools
 from ptbench.verify.loading import LoadedModel, load_base
+from ptbench.verify.provider import ptbench_model
 
 
 class Recorder(Backend):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from ptbench.catalog.base_models import BASE_MODELS, get_base_model
 from ptbench.catalog.spec import TaskSpec
 from ptbench.catalog.tasks import PTB_BENCHMARKS, PTB_MODELS, catalog, get_task
 from ptbench.errors import UserError
+from ptbench.models.registry import BASE_MODELS, get_base_model
 
 
 def test_registry_has_the_models_with_families_and_instruct_twins():

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ptbench.demo.stats import BoardOutcome, bootstrap_pass_at_k, paired_difference, parse_rate, pass_at, wilson
 from ptbench.frogs import pass_at_k
+from ptbench.scoring.stats import BoardOutcome, bootstrap_pass_at_k, paired_difference, parse_rate, pass_at, wilson
 
 
 def test_wilson_matches_the_textbook_value() -> None:

@@ -7,8 +7,8 @@ import io
 from rich.console import Console
 
 from ptbench.demo.phases import PhaseTime
-from ptbench.demo.stats import BoardOutcome, wilson
 from ptbench.demo.summary import DemoSummary, Locations, compare, render, score_model
+from ptbench.scoring.stats import BoardOutcome, wilson
 
 
 def _boards(solved: list[int], parsed: list[int]) -> list[BoardOutcome]:

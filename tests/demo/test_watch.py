@@ -10,7 +10,7 @@ from harbor.models.trial.paths import TrialPaths
 from rich.console import Console
 
 from ptbench.demo.watch import AGENT, TrialWatch
-from ptbench.harbor.local import LocalEnvironment
+from ptbench.sandbox.local import LocalEnvironment
 
 
 def rendered(watch: TrialWatch) -> str:

@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ptbench.frogs import BoardSamples, generate_board, parse_lenient, parse_strict, pass_at_k, score_answer, summarize
-from ptbench.frogs.baselines import chatty_answer, solver_answer
+
+from .players import chatty_answer, solver_answer
 
 ANSWER = '{"frogs": [[0, 1], [1, 3], [2, 0], [3, 2]]}'
 PAIRS = ((0, 1), (1, 3), (2, 0), (3, 2))

@@ -19,8 +19,8 @@ RUN_TASKS = Path(__file__).resolve().parent.parent / "fixtures" / "run_tasks"
 @pytest.fixture(scope="session")
 def pristine_job(tmp_path_factory) -> Path:
     """A finished real job of 2 trials (reference: reward 1, nop: reward 0) in the local environment."""
-    from ptbench.harbor import jobs
-    from ptbench.harbor.preflight import preflight
+    from ptbench.run import jobs
+    from ptbench.run.preflight import preflight
 
     jobs_dir = tmp_path_factory.mktemp("store-jobs")
     config = jobs.build_job_config(

@@ -7,7 +7,7 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
-from ptbench.harbor.ingest import ingest, read_job
+from ptbench.store.ingest import ingest, read_job
 
 
 def trial_dirs(job_dir: Path) -> list[Path]:

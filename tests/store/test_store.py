@@ -6,7 +6,7 @@ import json
 import sqlite3
 from contextlib import closing
 
-from ptbench.harbor.ingest import ingest
+from ptbench.store.ingest import ingest
 
 
 def test_store_uses_wal_and_records_its_schema_version(job_dir, store):

@@ -12,7 +12,7 @@ from ptbench.benchmarks.frogs_common import dev_seed
 from ptbench.errors import UserError
 from ptbench.frogs.records import write_set
 from ptbench.frogs.sets import build_heldout, in_training_space
-from ptbench.verify.helper import EvaluateRequest, evaluate
+from ptbench.verify.agent_evaluate import EvaluateRequest, evaluate
 
 from .conftest import FIXTURES, quiet, write_spec
 

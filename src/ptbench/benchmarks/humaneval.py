@@ -22,10 +22,10 @@ from inspect_evals.humaneval.humaneval import INSTRUCTION, find_code, record_to_
 
 from ptbench.benchmarks.common import make_task
 from ptbench.benchmarks.data import local_file, read_records, to_samples
-from ptbench.benchmarks.pycall import SandboxedFunction
 from ptbench.benchmarks.registry import Generation
-from ptbench.benchmarks.sandbox import SandboxLimits, self_check
 from ptbench.errors import UserError
+from ptbench.sandbox.code import SandboxLimits, self_check
+from ptbench.sandbox.pycall import SandboxedFunction
 
 LOCAL_FILES = ("HumanEval.jsonl", "HumanEval.jsonl.gz")
 DEFAULT_TIMEOUT = 10.0

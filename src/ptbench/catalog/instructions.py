@@ -9,11 +9,11 @@ prompts and the strict parser the verifier uses.
 from __future__ import annotations
 
 from ptbench.benchmarks.registry import BENCHMARKS
-from ptbench.catalog.base_models import get_base_model
 from ptbench.catalog.frogs_text import frogs_game, frogs_schema
 from ptbench.catalog.spec import TaskSpec
 from ptbench.catalog.submission import RESULTS_JSON, TASK_JSON, WORKDIR, is_frogs, submission_path
 from ptbench.catalog.templating import render
+from ptbench.models.registry import get_base_model
 
 TITLES: dict[str, str] = {
     "frogs-single": "The Frog Placement Game (single-turn)",

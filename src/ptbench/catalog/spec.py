@@ -7,11 +7,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ptbench.catalog.base_models import BASE_MODELS
 from ptbench.errors import UserError, first_line
 from ptbench.files import write_model_json
 from ptbench.frogs.board import Rules
 from ptbench.frogs.tiers import Tier
+from ptbench.models.registry import BASE_MODELS
 
 Benchmark = Literal[
     "frogs-single",

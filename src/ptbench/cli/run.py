@@ -41,7 +41,7 @@ def run(
     # Before Harbor is imported: no LiteLLM price-list fetch, no telemetry (nothing sent, nothing written to ~).
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ["HARBOR_TELEMETRY"] = "0"
-    from ptbench.harbor import jobs
+    from ptbench.run import jobs
 
     jobs_dir = (work_dir() / "jobs").resolve()
     if resume is not None:
@@ -79,10 +79,10 @@ async def _launch(config: JobConfig, *, resuming: bool) -> None:
     """Check, then run the job inside the live progress display."""
     from rich.live import Live
 
-    from ptbench.harbor.ingest import read_job
-    from ptbench.harbor.jobs import create_job, prepare_resume
-    from ptbench.harbor.preflight import preflight
-    from ptbench.harbor.progress import JobProgress
+    from ptbench.run.jobs import create_job, prepare_resume
+    from ptbench.run.preflight import preflight
+    from ptbench.run.progress import JobProgress
+    from ptbench.store.ingest import read_job
 
     await preflight(config)
     if resuming:
@@ -102,7 +102,7 @@ async def _launch(config: JobConfig, *, resuming: bool) -> None:
 
 def _ingest_and_report(job_dir: Path, store: Path) -> None:
     """Put the job into the store and say what happened."""
-    from ptbench.harbor.ingest import ingest
+    from ptbench.store.ingest import ingest
 
     if not job_dir.is_dir():
         return

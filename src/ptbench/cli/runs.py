@@ -32,7 +32,7 @@ def ingest_command(
     store: StoreOption = None,
 ) -> None:
     """Add a Harbor job's trials to the store (again: nothing added; vanished trials removed)."""
-    from ptbench.harbor.ingest import ingest
+    from ptbench.store.ingest import ingest
 
     path = default_store(store)
     record, stats = ingest(job_dir, path)

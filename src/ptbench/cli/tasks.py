@@ -70,7 +70,7 @@ def export(
     from rich.progress import Progress
 
     from ptbench.catalog.tasks import catalog, get_task
-    from ptbench.harbor.export import export_task
+    from ptbench.run.export import export_task
 
     if all_tasks == bool(names):
         raise UserError("name the tasks to export, or pass --all (not both)")

@@ -60,7 +60,7 @@ def evaluate_command(
     """Score your model on the DEV split (disjoint from the final test set), as the verifier would."""
     from rich.console import Console
 
-    from ptbench.verify.helper import EvaluateRequest, evaluate
+    from ptbench.verify.agent_evaluate import EvaluateRequest, evaluate
 
     evaluate(EvaluateRequest(spec_path=task, submission=submission, limit=limit, data_dir=data_dir, device=device,
                              out_dir=out, judges=judge or [], max_tokens=max_tokens), Console())

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ptbench.demo.stats import BoardOutcome
+from ptbench.scoring.stats import BoardOutcome
 
 SCORER = "frogs_answer"
 

@@ -18,9 +18,9 @@ from rich.live import Live
 
 from ptbench.demo.config import DemoPaths
 from ptbench.demo.watch import TrialWatch
-from ptbench.harbor.labels import LOCAL_ENVIRONMENT
-from ptbench.harbor.sandbox_roots import BASE_DIR_ENV, base_dir
 from ptbench.paths import cache_dir
+from ptbench.run.labels import LOCAL_ENVIRONMENT
+from ptbench.sandbox.roots import BASE_DIR_ENV, base_dir
 from ptbench.settings import env_name
 
 REFERENCE_AGENT = "reference"
@@ -33,7 +33,7 @@ def job_config(paths: DemoPaths, task_dir: Path, model_dir: Path, extra_env: dic
     `extra_env` reaches every command in both environments (agent and verifier); `extra_ro` are
     further host paths bound read-only.
     """
-    from ptbench.harbor.jobs import build_job_config
+    from ptbench.run.jobs import build_job_config
 
     kwargs: dict[str, object] = {"ro_paths": [str(p) for p in (model_dir, *extra_ro)]}
     if not os.environ.get(BASE_DIR_ENV):
@@ -49,14 +49,14 @@ def job_config(paths: DemoPaths, task_dir: Path, model_dir: Path, extra_env: dic
 
 async def check_job(config: JobConfig) -> None:
     """Harbor's and the local environment's refusals, before anything starts (a one-line UserError)."""
-    from ptbench.harbor.preflight import preflight
+    from ptbench.run.preflight import preflight
 
     await preflight(config)
 
 
 async def run_job(config: JobConfig, console: Console, budget_seconds: float) -> Path:
     """Run the job with a live view of its trial's phases; returns the job dir."""
-    from ptbench.harbor.jobs import create_job
+    from ptbench.run.jobs import create_job
 
     job = await create_job(config)
     watch = TrialWatch(budget_seconds, base_dir(config.environment.kwargs.get("sandbox_dir")))

@@ -62,7 +62,7 @@ def run_demo(console: Console, work_dir: Path, budget_minutes: float | None = No
 
         model_dir = ensure_tiny(console=console)
     with clock.step("export the task", spinner=True):
-        from ptbench.harbor.export import export_task
+        from ptbench.run.export import export_task
 
         task_dir = export_task(spec, paths.tasks)
     console.print(f"[bold]task[/bold] exported to {task_dir}")
@@ -76,7 +76,7 @@ def run_demo(console: Console, work_dir: Path, budget_minutes: float | None = No
     with clock.step(JOB_STEP):
         asyncio.run(run_job(job, console, spec.budget_hours * 3600))
     with clock.step("ingest into the results store", spinner=True):
-        from ptbench.harbor.ingest import ingest
+        from ptbench.store.ingest import ingest
 
         record, stats = ingest(paths.job, paths.store)
     console.print(f"[bold]store[/bold] {paths.store}: {stats.added} added, {stats.updated} updated")

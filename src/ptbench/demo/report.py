@@ -17,10 +17,10 @@ from ptbench.demo.boards import read_boards
 from ptbench.demo.config import DemoConfig, DemoPaths
 from ptbench.demo.failures import DemoFailed
 from ptbench.demo.phases import PhaseTime, trial_phases
-from ptbench.demo.stats import BoardOutcome
 from ptbench.demo.summary import DemoSummary, Locations, ModelScores, compare, score_model
 from ptbench.errors import first_line
 from ptbench.files import UnsafeFile, read_untrusted
+from ptbench.scoring.stats import BoardOutcome
 from ptbench.store.models import JobRecord, TrialRecord
 
 MAX_DETAILS_BYTES = 4 * 1024 * 1024

@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ptbench.demo.phases import PhaseTime
-from ptbench.demo.stats import (
+from ptbench.scoring.stats import (
     BoardOutcome,
     Interval,
     bootstrap_pass_at_k,

@@ -21,8 +21,8 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
-from ptbench.harbor.sandbox_files import HostLocation, open_file
-from ptbench.harbor.sandbox_roots import env_dir_prefix
+from ptbench.sandbox.files import HostLocation, open_file
+from ptbench.sandbox.roots import env_dir_prefix
 
 TAIL_LINES = 4
 TAIL_BYTES = 8192

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ptbench.catalog.base_models import BaseModelInfo, Family, get_base_model
 from ptbench.errors import UserError, first_line
 from ptbench.models.loading import (
     ADAPTER_CONFIG,
@@ -31,6 +30,7 @@ from ptbench.models.loading import (
     load_tokenizer,
     tokenizer_source,
 )
+from ptbench.models.registry import BaseModelInfo, Family, get_base_model
 from ptbench.models.safety import (
     Refusal,
     bad_symlinks,

@@ -14,7 +14,7 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from ptbench.catalog.base_models import Family
+from ptbench.models.registry import Family
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase

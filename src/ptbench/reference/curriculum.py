@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from ptbench.frogs import Board, BoardRecord
 from ptbench.reference.config import Stage
-from ptbench.reference.evaluate import DevEval
+from ptbench.reference.dev_scores import DevEval
 from ptbench.reference.frogs_data import training_stream
 
 StageTrainer = Callable[[Stage, list[Board]], None]

@@ -22,7 +22,7 @@ from transformers import TrainerCallback
 
 from ptbench.frogs import Board, Cell, Rules, render_prompt
 from ptbench.reference.config import FrogsRecipe
-from ptbench.reference.evaluate import DevEval
+from ptbench.reference.dev_scores import DevEval
 from ptbench.reference.frogs_data import answer_text
 from ptbench.reference.progress import RichSteps, progress_bar, without_log_printing
 from ptbench.reference.training import Policy, trl_args

@@ -24,7 +24,7 @@ from ptbench.frogs import Board, BoardRecord, FrogToolEnv, Rules, verify_placeme
 from ptbench.frogs.toolenv import TOOLS
 from ptbench.models.backends.base import Conversation, GenerationSettings
 from ptbench.reference.config import FrogsRecipe, Stage
-from ptbench.reference.evaluate import Outcome, Player
+from ptbench.reference.dev_scores import Outcome, Player
 from ptbench.reference.frogs_grpo import clean_share, grpo_config
 from ptbench.reference.frogs_sft import Example, Puzzle
 from ptbench.reference.progress import RichSteps, progress_bar, without_log_printing

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ptbench.files import write_model_json
-from ptbench.reference.evaluate import DevEval
+from ptbench.reference.dev_scores import DevEval
 
 
 class PhaseTime(BaseModel):

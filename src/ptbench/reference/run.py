@@ -18,7 +18,7 @@ from ptbench.benchmarks.registry import get_benchmark
 from ptbench.catalog.spec import TaskSpec
 from ptbench.errors import UserError
 from ptbench.reference.config import BenchmarkRecipe, FrogsRecipe, recipe_for
-from ptbench.reference.evaluate import DevEval, Player, dev_settings, evaluate_dev, single_turn_player
+from ptbench.reference.dev_scores import DevEval, Player, dev_settings, evaluate_dev, single_turn_player
 from ptbench.reference.progress import PhaseClock
 from ptbench.reference.report import PhaseTime, ReferenceReport
 from ptbench.reference.training import Policy, check_out, load_policy, save_final_model

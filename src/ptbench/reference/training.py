@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ptbench.catalog.base_models import get_base_model
 from ptbench.errors import UserError
 from ptbench.models.loading import ModelSource, base_source, load_model, load_tokenizer
+from ptbench.models.registry import get_base_model
 from ptbench.models.templates import ChatTemplate, Message, chat_template
 from ptbench.reference.config import BenchmarkRecipe, FrogsRecipe
 

@@ -20,11 +20,11 @@ from rich.console import Console
 
 from ptbench import __version__
 from ptbench.benchmarks.registry import BenchmarkDef, get_benchmark
-from ptbench.catalog.base_models import get_base_model
 from ptbench.errors import UserError
 from ptbench.files import write_model_json
+from ptbench.models.registry import get_base_model
 from ptbench.paths import work_dir
-from ptbench.verify.evaluation import EvalRequest, run_evaluation
+from ptbench.verify.inspect_run import EvalRequest, run_evaluation
 from ptbench.verify.judges import resolve_judges
 from ptbench.verify.loading import LoadedModel, load_base, load_instruct
 

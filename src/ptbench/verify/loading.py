@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ptbench.catalog.base_models import get_base_model
 from ptbench.errors import UserError, first_line
+from ptbench.models.registry import get_base_model
 
 if TYPE_CHECKING:
     from ptbench.models.backends import Backend

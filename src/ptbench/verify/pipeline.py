@@ -22,7 +22,7 @@ from ptbench import __version__
 from ptbench.benchmarks.registry import BenchmarkDef, get_benchmark
 from ptbench.catalog.spec import TaskSpec
 from ptbench.errors import UserError
-from ptbench.verify.evaluation import EvalOutcome, EvalRequest, run_evaluation
+from ptbench.verify.inspect_run import EvalOutcome, EvalRequest, run_evaluation
 from ptbench.verify.integrity import integrity_stage
 from ptbench.verify.judges import resolve_judges
 from ptbench.verify.loading import LoadedModel, load_base, load_submission

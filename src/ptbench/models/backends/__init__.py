@@ -13,7 +13,6 @@ import importlib.util
 from pathlib import Path
 from typing import Any, Literal
 
-from ptbench.catalog.base_models import get_base_model
 from ptbench.errors import UserError
 from ptbench.models.backends.base import Backend, Completion, Conversation, GenerationSettings, Tools
 from ptbench.models.loading import (
@@ -26,6 +25,7 @@ from ptbench.models.loading import (
     load_tokenizer,
     tokenizer_source,
 )
+from ptbench.models.registry import get_base_model
 from ptbench.models.templates import chat_template
 
 __all__ = ["Backend", "Completion", "Conversation", "GenerationSettings", "Tools", "load_backend"]

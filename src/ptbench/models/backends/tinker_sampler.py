@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ptbench.catalog.base_models import get_base_model
 from ptbench.errors import UserError
 from ptbench.models.backends.base import Backend, Completion, Conversation, GenerationSettings, Tools
+from ptbench.models.registry import get_base_model
 from ptbench.models.templates import ChatTemplate, chat_template
 
 if TYPE_CHECKING:

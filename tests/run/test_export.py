@@ -15,7 +15,7 @@ import pytest
 
 from ptbench.catalog.spec import TaskSpec
 from ptbench.catalog.tasks import catalog
-from ptbench.harbor.export import VerifierFailure
+from ptbench.run.export import VerifierFailure
 
 HELDOUT_SEED = "1234"
 

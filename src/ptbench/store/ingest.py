@@ -16,8 +16,8 @@ from pydantic import BaseModel, ValidationError
 
 from ptbench.catalog.spec import TaskSpec
 from ptbench.errors import UserError, first_line
-from ptbench.harbor.agents import agent_label, seed_of
-from ptbench.harbor.labels import environment_label
+from ptbench.run.agents import agent_label, seed_of
+from ptbench.run.labels import environment_label
 from ptbench.store.models import PHASES, JobRecord, JobRow, MetricRow, PhaseRow, TrialRecord, TrialRow
 from ptbench.store.schema import open_store
 from ptbench.store.writer import SaveStats, save_job

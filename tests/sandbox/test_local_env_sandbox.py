@@ -15,11 +15,11 @@ from harbor.models.task.config import EnvironmentConfig, NetworkMode, NetworkPol
 from harbor.models.trial.paths import TrialPaths
 
 import ptbench
-from ptbench.harbor.local import LocalEnvironment
-from ptbench.harbor.sandbox_files import UnsafePathError
-from ptbench.harbor.sandbox_host import HostTools, SandboxUnavailableError, gpu_count, gpu_device_nodes
-from ptbench.harbor.sandbox_layout import holder_command, root_bind
-from ptbench.harbor.sandbox_roots import EnvDir
+from ptbench.sandbox.files import UnsafePathError
+from ptbench.sandbox.host import HostTools, SandboxUnavailableError, gpu_count, gpu_device_nodes
+from ptbench.sandbox.layout import holder_command, root_bind
+from ptbench.sandbox.local import LocalEnvironment
+from ptbench.sandbox.roots import EnvDir
 
 # Prints how many of the pids listed in /tmp/pids still run (zombies count as gone).
 COUNT_ALIVE = (
@@ -259,7 +259,7 @@ def test_roots_removed_on_stop_kept_on_request_and_stale_ones_swept(tmp_path):
     sandboxes = tmp_path / "sandboxes"
     dead_owner = subprocess.run(
         [sys.executable, "-c", "import os, sys; from pathlib import Path;"
-         "from ptbench.harbor.sandbox_roots import EnvDir;"
+         "from ptbench.sandbox.roots import EnvDir;"
          "d = EnvDir(Path(sys.argv[1]), 'dead'); d.root.mkdir(); print(d.path); os._exit(0)", str(sandboxes)],
         capture_output=True, text=True, check=True,
     )

@@ -26,7 +26,7 @@ from harbor.trial.network_policy import resolve_trial_network_plan
 from pydantic import ValidationError
 
 from ptbench.errors import first_line
-from ptbench.harbor.local import LocalEnvironment
+from ptbench.sandbox.local import LocalEnvironment
 
 _NO_SWITCH = "network policy differs from its environment's, and the local environment cannot switch policies"
 

@@ -13,7 +13,7 @@ from harbor.environments.base import BaseEnvironment
 from harbor.models.agent.context import AgentContext
 
 from ptbench.catalog.tasks import get_task
-from ptbench.harbor.export import export_task
+from ptbench.run.export import export_task
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -61,7 +61,7 @@ def trial(tmp_path_factory):
         agents=[AgentConfig(import_path=f"{ProbeAgent.__module__}:ProbeAgent")],
         tasks=[TaskConfig(path=task_dir)],
         environment=EnvironmentConfig(
-            import_path="ptbench.harbor.local:LocalEnvironment", kwargs={"sandbox_dir": str(base / "sandboxes")},
+            import_path="ptbench.sandbox.local:LocalEnvironment", kwargs={"sandbox_dir": str(base / "sandboxes")},
         ),
         verifier=VerifierConfig(disable=True),  # `ptbench verify` is covered by its own tests
     )

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ptbench.harbor.sandbox_host import HostTools, minimal_cover
+from ptbench.sandbox.host import HostTools, minimal_cover
 
 SYSTEM_DIRS = ("/usr", "/etc", "/opt", "/sys")
 # Top-level names that usr-merged hosts make symlinks into /usr; recreated as the same symlinks inside.

@@ -14,7 +14,7 @@ import pwd
 import shlex
 from dataclasses import dataclass
 
-from ptbench.harbor.sandbox_host import HostTools
+from ptbench.sandbox.host import HostTools
 
 # Docker's default capability set (moby's oci/caps defaults).
 DOCKER_DEFAULT_CAPS = (

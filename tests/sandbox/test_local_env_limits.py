@@ -14,8 +14,8 @@ from harbor.models.trial.config import ResourceMode
 from test_local_env_sandbox import in_env, make_env, ok
 from test_local_env_support import write_task
 
-from ptbench.harbor.local import LocalEnvironment
-from ptbench.harbor.sandbox_support import check_task_supported
+from ptbench.sandbox.local import LocalEnvironment
+from ptbench.sandbox.support import check_task_supported
 
 # Root on a host whose cgroup filesystem we may write (not ptbench's opinion of it: that is what is tested).
 needs_cgroups = pytest.mark.skipif(
@@ -188,7 +188,7 @@ def test_cgroups_are_removed_at_stop_with_what_was_left_in_them(tmp_path):
 def test_cgroups_are_removed_when_the_holder_fails_to_start(tmp_path, monkeypatch):
     record = tmp_path / "holder-cgroups"
     monkeypatch.setattr(
-        "ptbench.harbor.local.holder_command",
+        "ptbench.sandbox.local.holder_command",
         lambda *args, **kwargs: ["sh", "-c", f"cat /proc/self/cgroup > {record}; exit 1"],
     )
     with pytest.raises(RuntimeError, match="bubblewrap failed"):
@@ -199,7 +199,7 @@ def test_cgroups_are_removed_when_the_holder_fails_to_start(tmp_path, monkeypatc
 
 
 def test_without_cgroups_limits_fall_back_to_rlimits_and_are_reported_unenforced(tmp_path, monkeypatch):
-    from ptbench.harbor import sandbox_limits
+    from ptbench.sandbox import limits as sandbox_limits
 
     monkeypatch.setattr(sandbox_limits, "host_hierarchies", lambda: {})
     assert LocalEnvironment.resource_capabilities() == EnvironmentResourceCapabilities()
@@ -221,7 +221,7 @@ def _existing_cgroups(paths: set[str]) -> list[Path]:
 
 def test_cgroup_v2_is_found_and_gets_v2_limit_files(tmp_path):
     """This host has v1; the v2 layout is checked on a fake hierarchy (plain files stand in for cgroupfs)."""
-    from ptbench.harbor.sandbox_limits import MiB, SandboxLimits, find_hierarchies, write_limits
+    from ptbench.sandbox.limits import MiB, SandboxLimits, find_hierarchies, write_limits
 
     mount = tmp_path / "cgroup"
     own = mount / "user.slice" / "ptbench.scope"

@@ -11,7 +11,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ptbench.harbor.agents import agent_label, seed_of
+from ptbench.run.agents import agent_label, seed_of
 from ptbench.store.models import REWARD, TrialRecord
 
 MAX_RUNNING_SHOWN = 8

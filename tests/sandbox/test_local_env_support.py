@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ptbench.harbor.sandbox_host import gpu_device_nodes
-from ptbench.harbor.sandbox_support import check_task_supported
+from ptbench.sandbox.host import gpu_device_nodes
+from ptbench.sandbox.support import check_task_supported
 
 
 def write_task(root: Path, toml: str, files: dict[str, str] | None = None) -> Path:

@@ -21,9 +21,9 @@ from harbor.models.trial.config import AgentConfig
 from harbor.trial.trial import Trial
 
 from ptbench.errors import UserError, first_line
-from ptbench.harbor.agents import SEED_ENV
-from ptbench.harbor.jobs import is_local
-from ptbench.harbor.labels import environment_label
+from ptbench.run.agents import SEED_ENV
+from ptbench.run.jobs import is_local
+from ptbench.run.labels import environment_label
 
 
 async def preflight(config: JobConfig) -> None:
@@ -73,7 +73,7 @@ async def _trial_problems(config: JobConfig) -> dict[str, str]:
                 continue
             _close_logs(trial.logger)
         if is_local(config.environment):
-            from ptbench.harbor.sandbox_support import check_task_supported
+            from ptbench.sandbox.support import check_task_supported
 
             for task_config in config.tasks:
                 subject = f"task {task_config.get_task_id().get_name()} cannot run on {where}"

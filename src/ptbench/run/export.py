@@ -25,13 +25,13 @@ from pydantic import BaseModel, ConfigDict
 
 from ptbench import __version__
 from ptbench.benchmarks.registry import BENCHMARKS
-from ptbench.catalog.base_models import get_base_model
 from ptbench.catalog.instructions import render_instruction
 from ptbench.catalog.spec import TaskSpec
 from ptbench.catalog.submission import FINAL_MODEL, TASK_JSON, WORKDIR, artifact_paths, is_frogs, submission_path
 from ptbench.catalog.templating import render
 from ptbench.catalog.timer import stamp_command
 from ptbench.errors import UserError
+from ptbench.models.registry import get_base_model
 from ptbench.verify.judges import JUDGE_ENV
 
 MIN_VERIFIER_SEC = 15 * 60
@@ -181,4 +181,4 @@ def _write(path: Path, text: str, mode: int = 0o644) -> None:
 
 
 def _render(template: str, **values: object) -> str:
-    return render("ptbench.harbor", template, **values).rstrip("\n") + "\n"
+    return render("ptbench.run", template, **values).rstrip("\n") + "\n"

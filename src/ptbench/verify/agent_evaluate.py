@@ -19,7 +19,7 @@ from ptbench.benchmarks.registry import get_benchmark
 from ptbench.catalog.spec import TaskSpec
 from ptbench.errors import UserError
 from ptbench.paths import work_dir
-from ptbench.verify.evaluation import EvalOutcome, EvalRequest, run_evaluation
+from ptbench.verify.inspect_run import EvalOutcome, EvalRequest, run_evaluation
 from ptbench.verify.judges import resolve_judges
 from ptbench.verify.loading import load_submission
 from ptbench.verify.task_options import task_options

@@ -20,10 +20,10 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ptbench.harbor.sandbox_host import is_within
-from ptbench.harbor.sandbox_layout import VIRTUAL_DIRS, Bind
-from ptbench.harbor.sandbox_tree import DIR_FLAGS as _DIR_FLAGS
-from ptbench.harbor.sandbox_tree import remove_entry
+from ptbench.sandbox.host import is_within
+from ptbench.sandbox.layout import VIRTUAL_DIRS, Bind
+from ptbench.sandbox.tree import DIR_FLAGS as _DIR_FLAGS
+from ptbench.sandbox.tree import remove_entry
 
 # Deeper entries are left out of a copy: no honest task needs them, and each level holds two fds open.
 MAX_DEPTH = 128

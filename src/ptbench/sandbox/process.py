@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ptbench.harbor.sandbox_spawn import Preexec, SpawnedCommand, Spawner
+from ptbench.sandbox.spawn import Preexec, SpawnedCommand, Spawner
 
 OutputSink = Callable[[str, str], Awaitable[None]]
 # After a command exits, how long to keep reading output that background processes it left behind

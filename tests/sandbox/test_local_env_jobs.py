@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-LOCAL_ENV = "ptbench.harbor.local:LocalEnvironment"
+LOCAL_ENV = "ptbench.harbor.local:LocalEnvironment"  # the public import path (an alias of ptbench.sandbox.local)
 
 
 def trial_dir(result) -> Path:

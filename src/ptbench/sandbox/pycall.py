@@ -19,8 +19,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from ptbench.benchmarks import codec
-from ptbench.benchmarks.sandbox import SandboxLimits, python_argv
+from ptbench.sandbox import codec
+from ptbench.sandbox.code import SandboxLimits, python_argv
 
 MAX_LINE_BYTES = 4 << 20
 

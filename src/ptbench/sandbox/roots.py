@@ -21,8 +21,8 @@ import tempfile
 from pathlib import Path
 
 from ptbench.errors import UserError
-from ptbench.harbor.sandbox_layout import root_bind
-from ptbench.harbor.sandbox_tree import remove_tree
+from ptbench.sandbox.layout import root_bind
+from ptbench.sandbox.tree import remove_tree
 
 BASE_DIR_ENV = "PTBENCH_SANDBOX_DIR"
 _LIVE = b"live"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import importlib.util
 import sys
 
-from ptbench.benchmarks.pycall import SandboxedFunction
-from ptbench.benchmarks.sandbox import SandboxLimits
+from ptbench.sandbox.code import SandboxLimits
+from ptbench.sandbox.pycall import SandboxedFunction
 
 WALK = SandboxLimits(wall_seconds=120, cpu_seconds=120)
 

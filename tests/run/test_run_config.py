@@ -9,8 +9,8 @@ import pytest
 from harbor.job_plan import JobPlan
 
 from ptbench.errors import UserError
-from ptbench.harbor import jobs
-from ptbench.harbor.agents import resolve_agent, seed_of
+from ptbench.run import jobs
+from ptbench.run.agents import resolve_agent, seed_of
 
 RUN_TASKS = Path(__file__).resolve().parent.parent / "fixtures" / "run_tasks"
 

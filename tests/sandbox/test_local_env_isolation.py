@@ -14,8 +14,8 @@ import pytest
 from harbor.models.task.config import NetworkMode
 from test_local_env_sandbox import in_env, make_env, ok
 
-from ptbench.harbor import sandbox_seccomp
-from ptbench.harbor.sandbox_exec import CAP_NUMBERS, capability_set
+from ptbench.sandbox import seccomp as sandbox_seccomp
+from ptbench.sandbox.exec import CAP_NUMBERS, capability_set
 
 DOCKER_CAPS = sum(1 << CAP_NUMBERS[name] for name in capability_set())
 

@@ -18,9 +18,9 @@ from harbor.models.trial.config import AgentConfig, EnvironmentConfig, TaskConfi
 from pydantic import BaseModel
 
 from ptbench.errors import UserError, first_line
-from ptbench.harbor.agents import resolve_agent, with_seed
-from ptbench.harbor.ingest import read_job
-from ptbench.harbor.labels import LOCAL_ENVIRONMENT
+from ptbench.run.agents import resolve_agent, with_seed
+from ptbench.run.labels import LOCAL_ENVIRONMENT
+from ptbench.store.ingest import read_job
 
 CANCELLED = "CancelledError"
 
@@ -63,7 +63,7 @@ def resolve_tasks(refs: list[str], export_dir: Path) -> list[TaskConfig]:
 
 def _export_catalog_task(name: str, export_dir: Path) -> Path:
     from ptbench.catalog.tasks import get_task
-    from ptbench.harbor.export import export_task
+    from ptbench.run.export import export_task
 
     spec = get_task(name)  # UserError for an unknown name
     return export_task(spec, export_dir, replace=True)  # leftovers of a run that never started

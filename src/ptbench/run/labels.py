@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from harbor.models.trial.config import EnvironmentConfig
 
-LOCAL_ENVIRONMENT = "ptbench.harbor.local:LocalEnvironment"
+LOCAL_ENVIRONMENT = "ptbench.sandbox.local:LocalEnvironment"
 """`--env local`, the default: our bubblewrap sandbox on this machine."""
 
 

@@ -49,7 +49,7 @@ import os
 import struct
 import sys
 
-from ptbench.harbor.sandbox_host import SandboxUnavailableError
+from ptbench.sandbox.host import SandboxUnavailableError
 
 # Denied with EPERM (Docker: absent from the allowlist, or only with CAP_SYS_ADMIN, CAP_SYS_BOOT,
 # CAP_SYS_MODULE, CAP_SYS_PACCT, CAP_SYS_PTRACE, CAP_SYS_RAWIO, CAP_SYS_TIME, CAP_SYS_TTY_CONFIG,

@@ -1,0 +1,340 @@
+"""`LocalEnvironment`: Harbor environment type "local", running a task as processes in a bubblewrap sandbox.
+
+Use it with `harbor run -e ptbench.sandbox.local:LocalEnvironment` or `import_path` in a JobConfig.
+Options (`--ek key=value` or `environment.kwargs`): `sandbox_dir` (base dir of environment roots,
+default $PTBENCH_SANDBOX_DIR or <tmp>/ptbench-sandboxes; root's alone), `ro_paths` (extra host paths
+bound read-only, comma-separated or a list), `pids_limit`, and `max_download_files` / `max_download_mib`
+(what one download out of the sandbox may bring to the host). The task's Dockerfile is ignored (except its WORKDIR); the
+sandbox offers the host's /usr, /etc, /opt and ptbench's own Python environment, read-only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from harbor.environments.base import BaseEnvironment, ExecResult
+from harbor.environments.capabilities import EnvironmentCapabilities, EnvironmentResourceCapabilities
+from harbor.models.task.config import EnvironmentConfig
+from harbor.models.trial.config import ResourceMode
+from harbor.models.trial.paths import EnvironmentPaths, TrialPaths
+
+from ptbench.sandbox import files as sandbox_files
+from ptbench.sandbox import seccomp as sandbox_seccomp
+from ptbench.sandbox.exec import (
+    HolderBoundingSet,
+    SandboxUser,
+    capability_set,
+    clean_environment,
+    exec_command,
+    resolve_user,
+)
+from ptbench.sandbox.host import (
+    HostTools,
+    SandboxUnavailableError,
+    find_tools,
+    gpu_count,
+    gpu_device_nodes,
+    is_within,
+    ptbench_paths,
+)
+from ptbench.sandbox.layout import (
+    READY,
+    Bind,
+    dockerfile_workdir,
+    holder_command,
+    prepare_root,
+    read_only_binds,
+)
+from ptbench.sandbox.limits import EnforcedLimits, enforced_controllers, task_limits
+from ptbench.sandbox.network import SlirpNetwork
+from ptbench.sandbox.process import Holder, run_command
+from ptbench.sandbox.roots import EnvDir, base_dir, sweep_stale
+from ptbench.sandbox.spawn import Preexec, Spawner
+
+ENVIRONMENT_TYPE = "local"
+
+
+def _chain(*steps: Preexec) -> Preexec:
+    """Several pre-exec steps as one."""
+
+    def run_steps() -> None:
+        for step in steps:
+            step()
+
+    return run_steps
+
+
+class LocalEnvironment(BaseEnvironment):
+    """A Harbor environment backed by a bubblewrap sandbox with a private root on this machine."""
+
+    def __init__(
+        self,
+        environment_dir: Path,
+        environment_name: str,
+        session_id: str,
+        trial_paths: TrialPaths,
+        task_env_config: EnvironmentConfig,
+        sandbox_dir: str | None = None,
+        ro_paths: str | list[str] | None = None,
+        pids_limit: int | str | None = None,
+        max_download_files: int | str = sandbox_files.DEFAULT_MAX_FILES,
+        max_download_mib: int | str = sandbox_files.DEFAULT_MAX_BYTES >> 20,
+        **kwargs: Any,
+    ) -> None:
+        # Read by the capability validators inside BaseEnvironment.__init__.
+        self._gpu_nodes = gpu_device_nodes()
+        self._max_download_files = int(max_download_files)
+        self._max_download_bytes = int(max_download_mib) << 20
+        self._sandbox_base = base_dir(sandbox_dir)
+        extra = ro_paths.split(",") if isinstance(ro_paths, str) else list(ro_paths or [])
+        self._ro_binds = read_only_binds(ptbench_paths() + [path for path in extra if path])
+        super().__init__(
+            environment_dir=environment_dir,
+            environment_name=environment_name,
+            session_id=session_id,
+            trial_paths=trial_paths,
+            task_env_config=task_env_config,
+            **kwargs,
+        )
+        self._workdir = (
+            task_env_config.workdir or dockerfile_workdir(environment_dir / "Dockerfile") or "/"
+        )
+        # Harbor's log mounts (sources in the trial dir) are never bound: a host dir the sandbox can write is a
+        # host dir it can plant symlinks in for Harbor's own host-side writes and reads. They are private dirs
+        # of the sandbox instead, which Harbor downloads (`mounted=False`) through the no-follow copies.
+        trial_dir = os.path.abspath(trial_paths.trial_dir)
+        log_mounts = [mount for mount in self._mounts if is_within(os.path.abspath(mount["source"]), trial_dir)]
+        self._log_dirs = sorted({mount["target"] for mount in log_mounts})
+        self._binds = self._ro_binds + [self._mount_bind(mount) for mount in self._mounts if mount not in log_mounts]
+        for bind in self._ro_binds:
+            if is_within(self._workdir, bind.target):
+                raise ValueError(
+                    f"the workdir {self._workdir} lies in {bind.target}, read-only in the local environment"
+                )
+            if is_within(str(self._sandbox_base), bind.target):
+                raise ValueError(
+                    f"sandbox_dir {self._sandbox_base} must not lie inside {bind.target}, which sandboxes see"
+                )
+        self._env_dir: EnvDir | None = None
+        self._holder: Holder | None = None
+        self._network: SlirpNetwork | None = None  # slirp4netns of a `public` sandbox
+        self._tools: HostTools | None = None
+        self._paths: sandbox_files.PathMap | None = None
+        self._claimed_uids: set[int] = set()
+        self._spawner: Spawner | None = None  # the confined thread that starts every command
+        # CPU and memory as Harbor resolves them (limit mode unless ignored), checked against what the host has.
+        self._limits = task_limits(
+            memory_mb=self._resource_limit_value("memory", auto_mode=ResourceMode.LIMIT),
+            cpus=self._resource_limit_value("cpu", auto_mode=ResourceMode.LIMIT),
+            storage_mb=self._effective_storage_mb,
+            pids=int(pids_limit) if pids_limit is not None else None,
+        )
+        self._enforced: EnforcedLimits | None = None
+
+    @staticmethod
+    def type() -> str:
+        """Harbor's name for this environment type."""
+        return ENVIRONMENT_TYPE
+
+    @classmethod
+    def preflight(cls) -> None:
+        """Harbor's CLI calls this before queueing trials: stop at once when bubblewrap is missing."""
+        try:
+            find_tools()
+            sandbox_seccomp.program()
+        except SandboxUnavailableError as exc:
+            raise SystemExit(str(exc)) from None
+
+    @property
+    def capabilities(self) -> EnvironmentCapabilities:
+        """No-network always; logs are downloaded, never mounted; GPUs only when this host has NVIDIA device nodes."""
+        return EnvironmentCapabilities(gpus=gpu_count(self._gpu_nodes) > 0, disable_internet=True, mounted=False)
+
+    @classmethod
+    def resource_capabilities(cls) -> EnvironmentResourceCapabilities:
+        """CPU and memory limits where this host lets us create cgroups for them; never reservations."""
+        enforced = enforced_controllers()
+        return EnvironmentResourceCapabilities(cpu_limit="cpu" in enforced, memory_limit="memory" in enforced)
+
+    def _validate_definition(self) -> None:
+        """Nothing is required (the Dockerfile is ignored), but multi-container tasks cannot be honoured."""
+        if (self.environment_dir / "docker-compose.yaml").exists():
+            raise ValueError("the local environment cannot run multi-container tasks (environment/docker-compose.yaml)")
+
+    def _validate_gpu_support(self) -> None:
+        super()._validate_gpu_support()
+        available = gpu_count(self._gpu_nodes)
+        if self._effective_gpus > available:
+            raise RuntimeError(f"Task requires {self._effective_gpus} GPU(s) but this host has {available}")
+
+    @staticmethod
+    def _mount_bind(mount: dict[str, Any]) -> Bind:
+        if mount.get("type") != "bind":
+            raise ValueError(f"the local environment supports only bind mounts, not {mount.get('type')!r}")
+        return Bind(os.path.abspath(mount["source"]), mount["target"], bool(mount.get("read_only")))
+
+    async def start(self, force_build: bool) -> None:
+        """Create the private root and start the holder process; force_build has nothing to rebuild."""
+        tools = find_tools()
+        seccomp = sandbox_seccomp.program()
+        await asyncio.to_thread(sweep_stale, self._sandbox_base)
+        env_dir = await asyncio.to_thread(EnvDir, self._sandbox_base, self.session_id)
+        gpu_nodes = self._gpu_nodes if self._effective_gpus > 0 else []
+        try:
+            prepare_root(env_dir.root, self._workdir, self._log_dirs)
+            self._enforced = enforced = await asyncio.to_thread(EnforcedLimits.create, env_dir.path.name, self._limits)
+            self._holder = await Holder.start(
+                lambda info_fd, seccomp_fd: holder_command(
+                    tools, env_dir.root, self._binds, gpu_nodes, info_fd,
+                    seccomp_fd=seccomp_fd, caps=capability_set(),
+                    shm_bytes=self._limits.shm_bytes,
+                ),
+                READY,
+                env_dir.holder_log,
+                _chain(enforced.spawn_step, HolderBoundingSet(capability_set())),
+                seccomp_program=seccomp,
+            )
+            # Commands get the seccomp filter (and on cgroup v1 the cgroups) from their spawner thread; the
+            # holder gets the filter from bwrap, which needs the denied syscalls to build the sandbox.
+            thread_steps = [enforced.join] if enforced.joins_by_thread else []
+            self._spawner = Spawner(self.session_id, [*thread_steps, sandbox_seccomp.installer()])
+            await self._spawner.ready()
+            if not self._network_disabled:
+                self._network = await SlirpNetwork.start(
+                    tools.slirp4netns, self._holder.child_pid, env_dir.path / "network.log"
+                )
+        except BaseException:
+            await self._stop_processes()
+            await self._release_limits()
+            await asyncio.to_thread(env_dir.remove)
+            raise
+        self._env_dir, self._tools = env_dir, tools
+        self._paths = sandbox_files.PathMap(env_dir.root, self._binds)
+        self.logger.debug(f"local environment {self.session_id} started in {env_dir.path}")
+        await self._upload_environment_dir_after_start()
+
+    async def stop(self, delete: bool) -> None:
+        """Kill every process of the sandbox; remove its root when delete, else keep it for inspection."""
+        await self._stop_processes()
+        await self._release_limits()
+        env_dir, self._env_dir = self._env_dir, None
+        if env_dir is None:
+            return
+        if delete:
+            await asyncio.to_thread(env_dir.remove)
+        else:
+            env_dir.keep()
+            self.logger.info(f"kept the root of {self.session_id} at {env_dir.root}")
+
+    async def exec(
+        self,
+        command: str,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        timeout_sec: int | None = None,
+        user: str | int | None = None,
+    ) -> ExecResult:
+        """Run `bash -c command` inside as the given (or default) user; all its processes die on timeout or cancel."""
+        if self._holder is None or self._tools is None:
+            raise RuntimeError(f"the local environment {self.session_id} is not running")
+        self._check_alive()
+        who = resolve_user(self._resolve_user(user))
+        if not who.is_root and who.uid not in self._claimed_uids:
+            await asyncio.to_thread(self._claim_for, who)
+        enforced, spawner = self._enforced, self._spawner
+        assert enforced is not None and spawner is not None
+        argv = exec_command(
+            self._tools,
+            self._holder.child_pid,
+            who,
+            capability_set(),
+            cwd or self._workdir,
+            command,
+            prologue=enforced.shell_prologue(),
+        )
+        environment = clean_environment(who, [os.path.join(sys.prefix, "bin")], self._merge_env(env))
+        preexec = None if enforced.joins_by_thread else enforced.join  # cgroup v2: per process only
+        result = await run_command(
+            spawner, argv, environment, timeout_sec or None, self._output_callback(), preexec
+        )
+        self._check_alive()
+        return ExecResult(stdout=result.stdout, stderr=result.stderr, return_code=result.return_code)
+
+    def _check_alive(self) -> None:
+        """A sandbox whose first process died (killed from inside, or by the OOM killer) ran nothing: say so."""
+        if self._holder is not None and not self._holder.is_alive():
+            raise RuntimeError(
+                f"the sandbox of {self.session_id} died (its first process was killed); every process in it is gone"
+            )
+
+    async def _release_limits(self) -> None:
+        """Once the holder is dead: kill anything left in the sandbox's cgroups and remove them."""
+        enforced, self._enforced = self._enforced, None
+        if enforced is None:
+            return
+        left = await asyncio.to_thread(enforced.close)
+        if left:
+            self.logger.warning(f"could not remove the cgroups of {self.session_id}: {', '.join(map(str, left))}")
+
+    async def _stop_processes(self) -> None:
+        """Kill the holder (and with it every process inside) and the network relay, both at once (slirp4netns
+        takes ~25 ms to exit while the kernel removes its tap device)."""
+        holder, self._holder = self._holder, None
+        network, self._network = self._network, None
+        spawner, self._spawner = self._spawner, None
+        await asyncio.gather(*(part.stop() for part in (holder, network) if part is not None))
+        if spawner is not None:
+            await asyncio.to_thread(spawner.close)
+
+    def _claim_for(self, who: SandboxUser) -> None:
+        """A non-root user's first command: give it the workdir (as a Dockerfile's chown would) and a home."""
+        paths = self._require_paths()
+        try:
+            if self._workdir != "/":
+                workdir = paths.locate(self._workdir)
+                if not workdir.read_only:
+                    sandbox_files.claim_tree(workdir, who.uid, who.gid)
+            home = paths.locate(who.home)
+            if who.home != "/" and not home.read_only:
+                sandbox_files.ensure_owned_dir(home, who.uid, who.gid)
+        except OSError as exc:  # the workdir was removed or replaced by a symlink: nothing safe to give
+            self.logger.debug(f"could not prepare the sandbox for uid {who.uid}: {exc}")
+        self._claimed_uids.add(who.uid)
+
+    def _require_paths(self) -> sandbox_files.PathMap:
+        if self._paths is None or self._holder is None:
+            raise RuntimeError(f"the local environment {self.session_id} is not running")
+        return self._paths
+
+    async def upload_file(self, source_path: Path | str, target_path: str) -> None:
+        """Copy a host file into the sandbox (host-side; symlinks in the way are replaced, never followed)."""
+        target = self._require_paths().locate(target_path)
+        await asyncio.to_thread(sandbox_files.upload_file, Path(source_path), target)
+
+    async def upload_dir(self, source_dir: Path | str, target_dir: str) -> None:
+        """Copy a host dir's contents into a sandbox dir.
+
+        Harbor uploads the tests just before the verifier runs; in a shared environment the agent may have
+        written the verifier's log dir already (a reward.json of its own), so that dir is emptied first."""
+        paths = self._require_paths()
+        target = paths.locate(target_dir)
+        if target.env_path.rstrip("/") == str(EnvironmentPaths.tests_dir):
+            await asyncio.to_thread(sandbox_files.empty_dir, paths.locate(str(EnvironmentPaths.verifier_dir)))
+        await asyncio.to_thread(sandbox_files.upload_dir, Path(source_dir), target)
+
+    async def download_file(self, source_path: str, target_path: Path | str) -> None:
+        """Copy a regular sandbox file to the host; a symlink anywhere on its path is refused."""
+        source = self._require_paths().locate(source_path)
+        await asyncio.to_thread(sandbox_files.download_file, source, Path(target_path), self._budget())
+
+    async def download_dir(self, source_dir: str, target_dir: Path | str) -> None:
+        """Copy a sandbox dir's contents to the host; symlinks and special files in it are skipped."""
+        source = self._require_paths().locate(source_dir)
+        await asyncio.to_thread(sandbox_files.download_dir, source, Path(target_dir), self._budget())
+
+    def _budget(self) -> sandbox_files.TransferBudget:
+        return sandbox_files.TransferBudget(files=self._max_download_files, bytes=self._max_download_bytes)
