@@ -29,7 +29,7 @@ def make_environment(work: Path, index: int):
     from harbor.models.task.config import EnvironmentConfig
     from harbor.models.trial.paths import TrialPaths
 
-    from ptbench.harbor.local import LocalEnvironment
+    from ptbench.sandbox.local import LocalEnvironment
 
     trial_paths = TrialPaths(work / f"trial-{index}")
     trial_paths.mkdir()

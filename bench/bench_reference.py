@@ -20,12 +20,12 @@ from rich.table import Table
 
 from ptbench.benchmarks.registry import get_benchmark
 from ptbench.catalog.tasks import get_task
-from ptbench.demo.stats import wilson
 from ptbench.frogs import build_heldout, render_prompt, score_answer
 from ptbench.models.backends import GenerationSettings, load_backend
 from ptbench.reference.config import load_recipe, recipe_for
 from ptbench.reference.report import ReferenceReport
 from ptbench.reference.run import run_reference
+from ptbench.scoring.stats import wilson
 
 TASK = "frogs-single-tiny"
 

@@ -70,9 +70,9 @@ def pipeline(
     """ptbench's pipeline: the frogs-single Task through inspect on our provider; a runner of (seconds, tokens)."""
     from inspect_ai import eval as inspect_eval
 
-    from ptbench.benchmarks.provider import ptbench_model
     from ptbench.benchmarks.registry import get_benchmark
     from ptbench.verify.loading import BATCH_SIZE, load_base
+    from ptbench.verify.provider import ptbench_model
 
     loaded = load_base("tiny", "cpu")
     assert BATCH_SIZE == BATCH
