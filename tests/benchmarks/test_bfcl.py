@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 
 from ptbench.benchmarks.bfcl import TEST_SIZE, parse_hermes, shipped_data
-from ptbench.benchmarks.data import read_records
+from ptbench.benchmarks.data import read_items
 from ptbench.benchmarks.registry import get_benchmark
 
 ANSWERS = {r["id"]: r["ground_truth"][0]
-           for r in read_records(shipped_data() / "possible_answer" / "BFCL_v4_simple_python.json")}
+           for r in read_items(shipped_data() / "possible_answer" / "BFCL_v4_simple_python.json")}
 QUESTIONS = {r["id"]: r["question"][0][-1]["content"]
-             for r in read_records(shipped_data() / "BFCL_v4_simple_python.json")}
+             for r in read_items(shipped_data() / "BFCL_v4_simple_python.json")}
 
 
 def first_choice(item_id: str) -> tuple[str, dict]:

@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import pytest
 
-from ptbench.benchmarks.data import read_records
+from ptbench.benchmarks.data import read_items
 from ptbench.errors import UserError
 from ptbench.sandbox.codec import CodecError, decode, encode
 
@@ -115,8 +115,8 @@ def test_bad_local_files_are_user_errors(tmp_path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"a": 1}\n{oops\n')
     with pytest.raises(UserError, match=r"bad.jsonl:2: invalid JSON"):
-        read_records(bad)
+        read_items(bad)
     scalar = tmp_path / "scalar.json"
     scalar.write_text("[1, 2]")
     with pytest.raises(UserError, match="expected JSON objects"):
-        read_records(scalar)
+        read_items(scalar)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ptbench.benchmarks.data import read_records
+from ptbench.benchmarks.data import read_items
 from ptbench.benchmarks.registry import get_benchmark
 
 EXTENDED = Path(__file__).parents[1] / "fixtures" / "benchmarks" / "gpqa" / "gpqa_extended.csv"
-CORRECT = {row["Question"]: row["Correct Answer"] for row in read_records(EXTENDED)}
+CORRECT = {row["Question"]: row["Correct Answer"] for row in read_items(EXTENDED)}
 
 
 def letter_of(text: str, option: str) -> str:

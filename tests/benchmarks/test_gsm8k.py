@@ -7,7 +7,7 @@ import re
 import pytest
 from datasets import Dataset
 
-from ptbench.benchmarks.data import read_records
+from ptbench.benchmarks.data import read_items
 from ptbench.benchmarks.gsm8k import DEV_SIZE, build_task, fewshot_indices
 from ptbench.benchmarks.registry import get_benchmark
 from ptbench.errors import UserError
@@ -32,7 +32,7 @@ def test_scores_known_answers(harness) -> None:
 
 
 def test_fewshot_examples_are_the_hub_loaders_draw(fixtures) -> None:
-    train = read_records(fixtures / "gsm8k" / "train.jsonl")
+    train = read_items(fixtures / "gsm8k" / "train.jsonl")
     hub_draw = Dataset.from_list(train).shuffle(seed=42).select(range(10))
     expected = [row["question"] for row in hub_draw]
     assert [train[i]["question"] for i in fewshot_indices(len(train), 10)] == expected
@@ -49,7 +49,7 @@ def test_dev_is_held_back_train_disjoint_from_test_and_shots(fixtures) -> None:
     definition = get_benchmark("gsm8k")
     dev = definition.build_task(fixtures / "gsm8k", split="dev")
     test = definition.build_task(fixtures / "gsm8k", split="test")
-    train = read_records(fixtures / "gsm8k" / "train.jsonl")
+    train = read_items(fixtures / "gsm8k" / "train.jsonl")
     shots = {train[i]["question"] for i in fewshot_indices(len(train), 10)}
     dev_questions = {sample.input for sample in dev.dataset}
     assert DEV_SIZE >= len(train) and len(dev_questions) == len(train) - 10

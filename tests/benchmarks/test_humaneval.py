@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from ptbench.benchmarks.data import read_records
+from ptbench.benchmarks.data import read_items
 from ptbench.benchmarks.humaneval import run_check, shipped_data
 from ptbench.benchmarks.registry import get_benchmark
 from ptbench.errors import UserError
 from ptbench.sandbox.code import SandboxLimits, self_check
 from ptbench.sandbox.pycall import SandboxCallError
 
-PROBLEMS = {record["task_id"]: record for record in read_records(shipped_data())}
+PROBLEMS = {record["task_id"]: record for record in read_items(shipped_data())}
 FAST = SandboxLimits(wall_seconds=1.5, cpu_seconds=1)
 
 

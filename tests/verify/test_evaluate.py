@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import read_eval_log
 
-from ptbench.benchmarks.data import read_records
+from ptbench.benchmarks.data import read_items
 from ptbench.benchmarks.frogs_common import dev_seed
 from ptbench.errors import UserError
 from ptbench.frogs.records import write_set
@@ -23,8 +23,8 @@ def test_gsm8k_evaluates_the_held_back_train_slice_never_test(tiny_dir: Path, tm
                                        max_tokens=4), quiet())
     log = read_eval_log(outcome.record.inspect_log)
     asked = {sample.metadata.get("question") or sample.input for sample in log.samples}
-    test = {r["question"] for r in read_records(FIXTURES / "gsm8k" / "test.jsonl")}
-    train = [r["question"] for r in read_records(FIXTURES / "gsm8k" / "train.jsonl")]
+    test = {r["question"] for r in read_items(FIXTURES / "gsm8k" / "test.jsonl")}
+    train = [r["question"] for r in read_items(FIXTURES / "gsm8k" / "train.jsonl")]
     assert outcome.record.split == "dev" and log.eval.task_args == {} and len(log.samples) > 0
     assert not any(q in text for q in test for text in map(str, asked))
     assert all(any(q in str(text) for q in train) for text in asked)

@@ -18,7 +18,7 @@ from inspect_evals.aime2025.aime2025 import record_to_sample as aime2025_record_
 from inspect_evals.utils.aime_common import aime_scorer, aime_solver
 
 from ptbench.benchmarks.common import make_task
-from ptbench.benchmarks.data import hub_records, local_file, read_records, to_samples
+from ptbench.benchmarks.data import hub_records, local_file, read_items, to_samples
 from ptbench.benchmarks.registry import Generation
 
 DEV_SOURCE = (AIME2024_PATH, "train", AIME2024_DATASET_REVISION)
@@ -33,7 +33,7 @@ def build_task(data_dir: Path | None, limit: int | None, split: str, generation:
         local_name, (path, hub_split, revision), convert = "aime2024.jsonl", DEV_SOURCE, aime2024_record_to_sample
     if data_dir is not None:
         origin = str(local_file(data_dir, local_name))
-        records = read_records(Path(origin))
+        records = read_items(Path(origin))
     else:
         origin = f"hf:{path}@{revision}/{hub_split}"
         records = hub_records(path, hub_split, revision)

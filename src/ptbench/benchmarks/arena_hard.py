@@ -25,7 +25,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import TaskState, generate
 
 from ptbench.benchmarks.common import make_task
-from ptbench.benchmarks.data import Record, local_file, read_records, to_samples
+from ptbench.benchmarks.data import Record, local_file, read_items, to_samples
 from ptbench.benchmarks.registry import Generation
 from ptbench.errors import UserError
 
@@ -55,8 +55,8 @@ def build_task(data_dir: Path | None, limit: int | None, split: str, generation:
     questions_path = local_file(data_dir, "question.jsonl")
     baseline_path = local_file(data_dir, "baseline.jsonl")
     baseline = {str(record.get("uid")): baseline_answer(record, baseline_path)
-                for record in read_records(baseline_path)}
-    questions = [record for record in read_records(questions_path) if record.get("category") == CATEGORY]
+                for record in read_items(baseline_path)}
+    questions = [record for record in read_items(questions_path) if record.get("category") == CATEGORY]
 
     def to_sample(record: Record) -> Sample:
         uid = str(record["uid"])

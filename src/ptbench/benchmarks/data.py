@@ -27,7 +27,7 @@ def local_file(data_dir: Path, *names: str) -> Path:
     raise UserError(f"{data_dir} holds none of {', '.join(names)}")
 
 
-def read_records(path: Path) -> list[Record]:
+def read_items(path: Path) -> list[Record]:
     """Records from a .json (a list or JSON lines), .jsonl, .jsonl.gz or .csv file; malformed input is a UserError."""
     try:
         if path.suffix == ".csv":

@@ -17,7 +17,7 @@ from inspect_ai.solver import multiple_choice
 from inspect_evals.gpqa.gpqa import DEFAULT_SHUFFLE_SEED, record_to_sample
 
 from ptbench.benchmarks.common import make_task
-from ptbench.benchmarks.data import Record, hub_records, local_file, read_records, to_samples
+from ptbench.benchmarks.data import Record, hub_records, local_file, read_items, to_samples
 from ptbench.benchmarks.registry import Generation, get_benchmark
 from ptbench.errors import UserError
 
@@ -47,7 +47,7 @@ def build_task(data_dir: Path | None, limit: int | None, split: str, generation:
 def _records(data_dir: Path | None, config: str, revision: str | None) -> tuple[list[Record], str]:
     if data_dir is not None:
         path = local_file(data_dir, f"{config}.csv", f"{config}.jsonl")
-        records = read_records(path)
+        records = read_items(path)
         origin = str(path)
     else:
         records = hub_records(HUB_PATH, "train", revision, name=config)

@@ -17,7 +17,7 @@ from inspect_evals.constants import DEFAULT_FEWSHOT_SEED
 from inspect_evals.gsm8k.gsm8k import DATASET_PATH, MATH_PROMPT_TEMPLATE, record_to_sample, sample_to_fewshot
 
 from ptbench.benchmarks.common import make_task
-from ptbench.benchmarks.data import Record, hub_records, local_file, read_records, to_samples
+from ptbench.benchmarks.data import Record, hub_records, local_file, read_items, to_samples
 from ptbench.benchmarks.registry import Generation, get_benchmark
 
 FEWSHOT = 10
@@ -52,6 +52,6 @@ def fewshot_indices(train_size: int, count: int, seed: int = DEFAULT_FEWSHOT_SEE
 def _records(data_dir: Path | None, split: str) -> tuple[list[Record], str]:
     if data_dir is not None:
         path = local_file(data_dir, f"{split}.jsonl", f"gsm8k_{split}.jsonl")
-        return read_records(path), str(path)
+        return read_items(path), str(path)
     revision = get_benchmark("gsm8k").dataset.revision
     return hub_records(DATASET_PATH, split, revision, name="main"), f"hf:{DATASET_PATH}@{revision}/{split}"

@@ -25,7 +25,7 @@ from inspect_evals.healthbench.dataset import DATASET_URLS, load_healthbench_dat
 from inspect_evals.healthbench.scorer import healthbench_bootstrapped, healthbench_scorer
 
 from ptbench.benchmarks.common import make_task
-from ptbench.benchmarks.data import local_file, read_records, to_samples
+from ptbench.benchmarks.data import local_file, read_items, to_samples
 from ptbench.benchmarks.registry import Generation
 
 EASY_MIN_MESSAGES = 3
@@ -39,7 +39,7 @@ def build_task(data_dir: Path | None, limit: int | None, split: str, generation:
     """The HealthBench-Easy Task ("test": the easy subset, "dev": the rest of the full set)."""
     if data_dir is not None:
         path = local_file(data_dir, "healthbench.jsonl")
-        samples, origin = to_samples(read_records(path), record_to_sample, str(path)), str(path)
+        samples, origin = to_samples(read_items(path), record_to_sample, str(path)), str(path)
     else:
         samples, origin = list(load_healthbench_dataset(subset_name="full")), DATASET_URLS["full"]
     chosen = [sample for sample in samples if is_easy(sample) == (split == "test")]

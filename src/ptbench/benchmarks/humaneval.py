@@ -21,7 +21,7 @@ from inspect_ai.solver import TaskState, generate
 from inspect_evals.humaneval.humaneval import INSTRUCTION, find_code, record_to_sample
 
 from ptbench.benchmarks.common import make_task
-from ptbench.benchmarks.data import local_file, read_records, to_samples
+from ptbench.benchmarks.data import local_file, read_items, to_samples
 from ptbench.benchmarks.registry import Generation
 from ptbench.errors import UserError
 from ptbench.sandbox.code import SandboxLimits, self_check
@@ -47,7 +47,7 @@ def build_task(
     """The HumanEval Task; `timeout` is the wall-clock budget of one sample's sandbox (checked to work first)."""
     self_check(SandboxLimits())
     path = local_file(data_dir, *LOCAL_FILES) if data_dir else shipped_data()
-    samples = to_samples(read_records(path), record_to_sample(INSTRUCTION), str(path))
+    samples = to_samples(read_items(path), record_to_sample(INSTRUCTION), str(path))
     return make_task("humaneval", split, samples, limit, generation, str(path),
                      solver=generate(), scorer=sandboxed_check(timeout=timeout))
 

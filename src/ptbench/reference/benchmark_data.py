@@ -22,7 +22,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ptbench.benchmarks.data import Record, hub_records, local_file, read_records
+from ptbench.benchmarks.data import Record, hub_records, local_file, read_items
 from ptbench.errors import UserError, first_line
 
 Pair = tuple[str, str]
@@ -56,7 +56,7 @@ class TrainingSource:
     def pairs(self, data_dir: Path | None) -> list[Pair]:
         """The training pairs, from `data_dir` when given, else from the hub at the pinned revision."""
         if data_dir is not None:
-            records = read_records(local_file(data_dir, *self.local_files))
+            records = read_items(local_file(data_dir, *self.local_files))
         elif self.hub_path is None:
             raise UserError(f"{self.benchmark}: no pinned hub source for its training data; pass --data-dir "
                             f"with {self.local_files[0]} ({self.description})")
