@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from ptbench.demo.phases import PhaseTime
+from ptbench.demo.phases import DemoPhaseTime
 from ptbench.demo.summary import DemoSummary, Locations, compare, render, score_model
 from ptbench.scoring.stats import BoardOutcome, wilson
 
@@ -27,9 +27,9 @@ def _summary(base: list[BoardOutcome], trained: list[BoardOutcome]) -> DemoSumma
     return DemoSummary(run="r", task="frogs-single-tiny", spec={}, max_tokens=64, trial="t", trial_status="ok",
                        trial_reason=None, base=_scores("base model", base), trained=_scores("post-trained", trained),
                        comparison=compare(trained, base, 4, 300),
-                       phases=[PhaseTime(name="tiny base model", seconds=90.0, source="demo", setup=True),
-                               PhaseTime(name="base model on the held-out boards", seconds=30.0, source="demo"),
-                               PhaseTime(name="verifier", seconds=20.0, source="harbor")],
+                       phases=[DemoPhaseTime(name="tiny base model", seconds=90.0, source="demo", setup=True),
+                               DemoPhaseTime(name="base model on the held-out boards", seconds=30.0, source="demo"),
+                               DemoPhaseTime(name="verifier", seconds=20.0, source="harbor")],
                        locations=where)
 
 

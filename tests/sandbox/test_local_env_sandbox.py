@@ -319,6 +319,6 @@ def test_gpus_declared_absent_without_device_nodes_and_passed_through_with_them(
         (fake_dev / name).touch()
     nodes = gpu_device_nodes(fake_dev)
     assert gpu_count(nodes) == 2
-    tools = HostTools(bwrap="bwrap", nsenter="nsenter", setpriv="setpriv", bash="bash")
+    tools = HostTools(bwrap="bwrap", nsenter="nsenter", setpriv="setpriv", bash="bash", slirp4netns="slirp4netns")
     argv = holder_command(tools, tmp_path / "root", [], nodes, info_fd=3, seccomp_fd=4, caps=[])
     assert argv.count("--dev-bind") == 4 and str(fake_dev / "nvidiactl") in argv

@@ -79,7 +79,7 @@ def test_symlinks_are_never_followed(job_dir, store, tmp_path):
     (nop_dir / "trial.log").symlink_to("/etc/passwd")
     record, _ = ingest(job_dir, store)
     nop = next(t.trial for t in record.trials if t.trial.agent == "nop")
-    assert nop.status == "unknown" and "symbolic links" in nop.reason
+    assert nop.status == "unknown" and "symlink" in nop.reason
     assert nop.log_path is None
 
 

@@ -8,7 +8,6 @@ go under the work dir unless `PTBENCH_SANDBOX_DIR` says otherwise.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from harbor.models.job.config import JobConfig
@@ -20,8 +19,8 @@ from ptbench.demo.config import DemoPaths
 from ptbench.demo.watch import TrialWatch
 from ptbench.paths import cache_dir
 from ptbench.run.labels import LOCAL_ENVIRONMENT
-from ptbench.sandbox.roots import BASE_DIR_ENV, base_dir
-from ptbench.settings import env_name
+from ptbench.sandbox.roots import base_dir
+from ptbench.settings import env_name, settings
 
 REFERENCE_AGENT = "reference"
 
@@ -36,7 +35,7 @@ def job_config(paths: DemoPaths, task_dir: Path, model_dir: Path, extra_env: dic
     from ptbench.run.jobs import build_job_config
 
     kwargs: dict[str, object] = {"ro_paths": [str(p) for p in (model_dir, *extra_ro)]}
-    if not os.environ.get(BASE_DIR_ENV):
+    if not settings().sandbox_dir:
         kwargs["sandbox_dir"] = str(paths.sandboxes)
     environment = EnvironmentConfig(
         import_path=LOCAL_ENVIRONMENT, kwargs=kwargs, env={env_name("cache"): str(cache_dir().resolve()), **extra_env},

@@ -24,7 +24,7 @@ HARBOR_PHASES = {
 """Harbor's trial phases (result.json) and how the summary names them."""
 
 
-class PhaseTime(BaseModel):
+class DemoPhaseTime(BaseModel):
     """How long one phase took; `setup` phases are excluded from the demo's time target."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -43,7 +43,7 @@ class StepClock:
         self.console = console
         self.total = total
         self.error_log = error_log
-        self.phases: list[PhaseTime] = []
+        self.phases: list[DemoPhaseTime] = []
 
     @contextmanager
     def step(self, name: str, *, setup: bool = False, spinner: bool = False) -> Iterator[None]:
@@ -59,10 +59,10 @@ class StepClock:
             raise step_failure(name, exc, self.error_log) from exc
         finally:
             seconds = round(time.monotonic() - started, 1)
-            self.phases.append(PhaseTime(name=name, seconds=seconds, source="demo", setup=setup))
+            self.phases.append(DemoPhaseTime(name=name, seconds=seconds, source="demo", setup=setup))
 
 
-def trial_phases(record: TrialRecord) -> list[PhaseTime]:
+def trial_phases(record: TrialRecord) -> list[DemoPhaseTime]:
     """The trial's phases in Harbor's order; a phase that never ran or never finished has no seconds."""
     by_name = {p.phase: p for p in record.phases}
     phases = []
@@ -71,5 +71,5 @@ def trial_phases(record: TrialRecord) -> list[PhaseTime]:
         seconds = None
         if row is not None and row.started_at is not None and row.finished_at is not None:
             seconds = round((row.finished_at - row.started_at).total_seconds(), 1)
-        phases.append(PhaseTime(name=label, seconds=seconds, source="harbor"))
+        phases.append(DemoPhaseTime(name=label, seconds=seconds, source="harbor"))
     return phases

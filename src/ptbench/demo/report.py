@@ -16,7 +16,7 @@ from ptbench.catalog.spec import TaskSpec
 from ptbench.demo.boards import read_boards
 from ptbench.demo.config import DemoConfig, DemoPaths
 from ptbench.demo.failures import DemoFailed
-from ptbench.demo.phases import PhaseTime, trial_phases
+from ptbench.demo.phases import DemoPhaseTime, trial_phases
 from ptbench.demo.summary import DemoSummary, Locations, ModelScores, compare, score_model
 from ptbench.errors import first_line
 from ptbench.files import UnsafeFile, read_untrusted
@@ -33,7 +33,7 @@ class UnusableOutput(Exception):
 
 
 def build_summary(config: DemoConfig, spec: TaskSpec, paths: DemoPaths, task_dir: Path, record: JobRecord,
-                  demo_phases: list[PhaseTime]) -> DemoSummary:
+                  demo_phases: list[DemoPhaseTime]) -> DemoSummary:
     """The summary of a finished run (the trial may have failed: then there is no post-trained score)."""
     k = spec.samples_per_item
     try:
@@ -100,10 +100,10 @@ def _scores(label: str, out_dir: Path, k: int, resamples: int) -> tuple[ModelSco
     return scores, boards
 
 
-def _phases(demo_phases: list[PhaseTime], trial: TrialRecord | None) -> list[PhaseTime]:
+def _phases(demo_phases: list[DemoPhaseTime], trial: TrialRecord | None) -> list[DemoPhaseTime]:
     """The demo's steps, with the trial's Harbor phases right after the job step they break down."""
     harbor = trial_phases(trial) if trial else []
-    phases: list[PhaseTime] = []
+    phases: list[DemoPhaseTime] = []
     for phase in demo_phases:
         phases.append(phase)
         if phase.name == JOB_STEP:

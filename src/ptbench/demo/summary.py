@@ -14,7 +14,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ptbench.demo.phases import PhaseTime
+from ptbench.demo.phases import DemoPhaseTime
 from ptbench.scoring.stats import (
     BoardOutcome,
     Interval,
@@ -86,7 +86,7 @@ class DemoSummary(_Frozen):
     base: ModelScores
     trained: ModelScores | None
     comparison: Comparison | None
-    phases: list[PhaseTime]
+    phases: list[DemoPhaseTime]
     locations: Locations
 
     @property

@@ -8,7 +8,7 @@ share a diagonal. Cells are (row, col), 0-based, row 0 at the top.
 Public API (everything else is internal):
 
 - `Board(n=..., regions=[[...], ...])`: validated board; `regions[row][col]` is 0..N-1.
-- `verify_placement(board, frogs, rules) -> Verdict`: valid, plus every broken constraint
+- `verify_placement(board, frogs, rules) -> PlacementVerdict`: valid, plus every broken constraint
   (`Failure.constraint`, `.cells`, `.message`).
 - `count_solutions(board, rules, limit) -> SolveResult`; `solve(board, rules)`.
 - `generate_board(seed, n, rules) -> Puzzle` (board, unique solution, canonical hash),
@@ -37,13 +37,13 @@ from ptbench.frogs.sets import build_heldout, generate_training_boards, in_heldo
 from ptbench.frogs.solver import SolveResult, count_solutions, solve
 from ptbench.frogs.tiers import HELDOUT_TIERS, TIER_SIZES, TIERS, Tier
 from ptbench.frogs.toolenv import MAX_CALLS, FrogToolEnv, StepResult, ToolCall
-from ptbench.frogs.verifier import Failure, Verdict, verify_placement
+from ptbench.frogs.verifier import Failure, PlacementVerdict, verify_placement
 
 __all__ = [
     "GENERATOR_VERSION", "HELDOUT_TIERS", "MAX_CALLS", "MAX_N", "MIN_N", "PROMPT_VERSION", "RULES", "TIERS",
     "TIER_SIZES", "AnswerScore", "Board", "BoardRecord", "BoardSamples", "Cell", "Failure", "FrogToolEnv",
     "FrogsSummary", "GroupSummary", "ParsedAnswer", "Puzzle", "Rules", "SetManifest", "SolveResult", "StepResult",
-    "Tier", "ToolCall", "Verdict", "build_heldout", "canonical_form", "canonical_hash", "count_solutions",
+    "Tier", "ToolCall", "PlacementVerdict", "build_heldout", "canonical_form", "canonical_hash", "count_solutions",
     "generate_board", "generate_training_boards", "in_heldout_space", "manifest_path", "parse_lenient",
     "parse_strict", "pass_at_k", "read_heldout", "read_records", "render_grid", "render_prompt", "score_answer",
     "solve", "summarize", "verify_placement", "write_set",

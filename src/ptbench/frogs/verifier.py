@@ -26,7 +26,7 @@ class Failure(BaseModel):
     message: str
 
 
-class Verdict(BaseModel):
+class PlacementVerdict(BaseModel):
     """The verifier's answer: valid iff there are no failures (listed in a fixed order)."""
 
     model_config = ConfigDict(frozen=True)
@@ -40,7 +40,7 @@ class Verdict(BaseModel):
         return self.failures[0].message if self.failures else "valid"
 
 
-def verify_placement(board: Board, frogs: Iterable[Sequence[int]], rules: Rules = "touch") -> Verdict:
+def verify_placement(board: Board, frogs: Iterable[Sequence[int]], rules: Rules = "touch") -> PlacementVerdict:
     """Check a placement of frogs (as (row, col) pairs) against the board and rule set.
 
     Reports, in this order: cells off the board, the same cell twice, the wrong number of
@@ -69,7 +69,7 @@ def verify_placement(board: Board, frogs: Iterable[Sequence[int]], rules: Rules 
     failures += _groups(unique, "column", lambda c: c[1], lambda k: f"column {k}")
     failures += _groups(unique, "region", board.region_of, lambda k: f"region {LETTERS[k]}")
     failures += _touching(unique) if rules == "touch" else _diagonals(unique)
-    return Verdict(valid=not failures, failures=tuple(failures))
+    return PlacementVerdict(valid=not failures, failures=tuple(failures))
 
 
 def _groups(cells: list[Cell], constraint: Constraint, key: Callable[[Cell], int],

@@ -11,7 +11,7 @@ from ptbench.files import write_model_json
 from ptbench.reference.dev_scores import DevEval
 
 
-class PhaseTime(BaseModel):
+class RecipePhaseTime(BaseModel):
     """Wall-clock and process CPU seconds of one phase (CPU time is what a dedicated core would take)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -32,7 +32,7 @@ class ReferenceReport(BaseModel):
     base_model: str
     recipe: dict = Field(description="the recipe configuration that ran")
     model_dir: str
-    phases: list[PhaseTime] = []
+    phases: list[RecipePhaseTime] = []
     evaluations: list[DevEval] = Field([], description="every dev evaluation, in order (frogs)")
     sft_stopped_at_gate: bool | None = Field(None, description="frogs: whether SFT stopped at its gate")
     train_examples: int = Field(0, description="SFT examples prepared (frogs SFT may stop before using all)")

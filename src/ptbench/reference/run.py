@@ -20,7 +20,7 @@ from ptbench.errors import UserError
 from ptbench.reference.config import BenchmarkRecipe, FrogsRecipe, recipe_for
 from ptbench.reference.dev_scores import DevEval, Player, dev_settings, evaluate_dev, single_turn_player
 from ptbench.reference.progress import PhaseClock
-from ptbench.reference.report import PhaseTime, ReferenceReport
+from ptbench.reference.report import RecipePhaseTime, ReferenceReport
 from ptbench.reference.training import Policy, check_out, load_policy, save_final_model
 
 REPORT_FILE = "reference_report.json"
@@ -60,7 +60,7 @@ def run_reference(spec: TaskSpec, out: Path, *, recipe: FrogsRecipe | BenchmarkR
                 report.train_examples = run_benchmark_sft(spec, recipe, policy, pairs, Path(work), console)
         with clock.phase("save"):
             save_final_model(policy, out, replace=force)
-    report.phases = [PhaseTime(name=name, wall_seconds=clock.wall[name], cpu_seconds=clock.cpu[name])
+    report.phases = [RecipePhaseTime(name=name, wall_seconds=clock.wall[name], cpu_seconds=clock.cpu[name])
                      for name in clock.wall]
     path = report_path or default_report_path(out)
     report.write(path)

@@ -8,11 +8,12 @@ from harbor.models.trial.config import AgentConfig
 from harbor.utils.import_path import import_class
 
 from ptbench.errors import UserError
+from ptbench.settings import env_name
 
 REFERENCE = "reference"
 """Our name for the task's own solution (solution/solve.sh), which Harbor runs as its `oracle` agent."""
 
-SEED_ENV = "PTBENCH_SEED"
+SEED_ENV = env_name("seed")
 """Environment variable carrying a trial's seed index; it also makes each seed's trial config distinct."""
 
 

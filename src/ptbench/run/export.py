@@ -31,6 +31,7 @@ from ptbench.catalog.submission import FINAL_MODEL, TASK_JSON, WORKDIR, artifact
 from ptbench.catalog.templating import render
 from ptbench.catalog.timer import stamp_command
 from ptbench.errors import UserError
+from ptbench.files import write_atomic
 from ptbench.models.registry import get_base_model
 from ptbench.verify.judges import JUDGE_ENV
 
@@ -79,8 +80,8 @@ def export_task(spec: TaskSpec, out: Path, *, heldout_seed: int | None = None, r
 
 
 def _write_task(spec: TaskSpec, root: Path, heldout_seed: int | None) -> None:
-    (root / "task.toml").write_text(task_toml(spec))
-    (root / "instruction.md").write_text(render_instruction(spec))
+    write_atomic(root / "task.toml", task_toml(spec))
+    write_atomic(root / "instruction.md", render_instruction(spec))
     _write(root / "environment" / "Dockerfile", _render(
         "Dockerfile.jinja", extra="[gpu]" if spec.device == "gpu" else "", version=__version__,
         bfcl_version=_installed_version("bfcl-eval"),
@@ -176,8 +177,7 @@ def _installed_version(distribution: str) -> str:
 
 def _write(path: Path, text: str, mode: int = 0o644) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    path.chmod(mode)
+    write_atomic(path, text, mode)
 
 
 def _render(template: str, **values: object) -> str:

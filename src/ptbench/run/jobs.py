@@ -18,6 +18,7 @@ from harbor.models.trial.config import AgentConfig, EnvironmentConfig, TaskConfi
 from pydantic import BaseModel
 
 from ptbench.errors import UserError, first_line
+from ptbench.files import write_atomic
 from ptbench.run.agents import resolve_agent, with_seed
 from ptbench.run.labels import LOCAL_ENVIRONMENT
 from ptbench.store.ingest import read_job
@@ -135,7 +136,7 @@ def prepare_resume(job_dir: Path) -> list[str]:
             id=UUID(record.job.job_id), started_at=min(starts, default=datetime.now()), n_total_trials=0,
             stats=JobStats(),
         )
-        _write_atomically(job_dir / "result.json", stand_in.model_dump_json(indent=4))
+        write_atomic(job_dir / "result.json", stand_in.model_dump_json(indent=4))
     if (job_dir / "lock.json").exists() and not _valid(job_dir / "lock.json", JobLock):
         (job_dir / "lock.json").unlink()
     rerun = [t.trial_name for t in trials if t.status == "unknown" or t.exception_type == CANCELLED]
@@ -150,12 +151,6 @@ def _valid(path: Path, model: type[BaseModel]) -> bool:
     except (OSError, ValueError):
         return False
     return True
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(text)
-    partial.replace(path)
 
 
 async def create_job(config: JobConfig) -> Job:

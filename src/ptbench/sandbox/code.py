@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
 import subprocess
 import sys
 import sysconfig
 from dataclasses import dataclass
 
 from ptbench.errors import UserError
+from ptbench.sandbox.host import find_program
 
 NOBODY = 65534
 _LIBRARY_DIRS = ("/lib", "/lib64", "/usr/lib", "/usr/lib64")
@@ -55,11 +55,8 @@ def _package_dirs(roots: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _tool(name: str, search: str | None = "/usr/bin:/bin") -> str:
-    """The path of a program the sandbox is built from (those run inside are system ones: their libraries are bound)."""
-    path = shutil.which(name, path=search)
-    if path is None:
-        raise UserError(f"the code sandbox needs {name} (from bubblewrap or util-linux) installed")
-    return path
+    """A program the sandbox is built from (those run inside are system ones, whose libraries are bound)."""
+    return find_program(name, "the code sandbox", search)
 
 
 def sandbox_argv(command: list[str], limits: SandboxLimits, visible: list[str]) -> list[str]:

@@ -26,31 +26,33 @@ class HostTools:
     nsenter: str
     setpriv: str
     bash: str
-    slirp4netns: str = "slirp4netns"
+    slirp4netns: str
+
+
+# The Debian package of every host program a sandbox is built from (named in the error when one is missing).
+PACKAGES = {
+    "bwrap": "bubblewrap", "nsenter": "util-linux", "setpriv": "util-linux", "unshare": "util-linux",
+    "prlimit": "util-linux", "bash": "bash", "slirp4netns": "slirp4netns",
+}
+
+
+def find_program(name: str, who: str, search: str | None = None) -> str:
+    """The host path of a program the local environment or the code sandbox (`who`) is built from; a missing
+    one is a one-line SandboxUnavailableError naming the package to install."""
+    path = shutil.which(name, path=search)
+    if path is None:
+        raise SandboxUnavailableError(f"{who} needs {name}, which is not installed: apt-get install {PACKAGES[name]}")
+    return path
 
 
 def find_tools() -> HostTools:
-    """Locate bwrap, the util-linux helpers and slirp4netns; a one-line SandboxUnavailableError says how to
-    fix a gap."""
-    bwrap = shutil.which("bwrap")
-    if bwrap is None:
-        raise SandboxUnavailableError(
-            "the local environment needs bubblewrap (bwrap), which is not installed: apt-get install bubblewrap"
-        )
-    found = {name: shutil.which(name) for name in ("nsenter", "setpriv", "bash")}
-    missing = sorted(name for name, path in found.items() if path is None)
-    if missing:
-        raise SandboxUnavailableError(
-            f"the local environment needs {', '.join(missing)}, not found: apt-get install util-linux bash"
-        )
-    slirp4netns = shutil.which("slirp4netns")
-    if slirp4netns is None:
-        raise SandboxUnavailableError(
-            "the local environment needs slirp4netns (the public network), not found: apt-get install slirp4netns"
-        )
+    """Locate bwrap, the util-linux helpers and slirp4netns, and check that we are root."""
+    who = "the local environment"
+    names = ("bwrap", "nsenter", "setpriv", "bash", "slirp4netns")
+    tools = HostTools(**{name: find_program(name, who) for name in names})
     if os.geteuid() != 0:
         raise SandboxUnavailableError("the local environment must run as root (it joins sandboxes with nsenter)")
-    return HostTools(bwrap=bwrap, slirp4netns=slirp4netns, **{name: str(path) for name, path in found.items()})
+    return tools
 
 
 def gpu_device_nodes(dev: Path = Path("/dev")) -> list[Path]:

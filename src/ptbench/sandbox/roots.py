@@ -23,8 +23,8 @@ from pathlib import Path
 from ptbench.errors import UserError
 from ptbench.sandbox.layout import root_bind
 from ptbench.sandbox.tree import remove_tree
+from ptbench.settings import settings
 
-BASE_DIR_ENV = "PTBENCH_SANDBOX_DIR"
 _LIVE = b"live"
 _KEPT = b"kept"
 
@@ -38,7 +38,7 @@ def base_dir(configured: str | None = None) -> Path:
 
     The argument, else $PTBENCH_SANDBOX_DIR, else <tmp>/ptbench-sandboxes; UnsafeBaseDirError if
     anyone but root could swap or write it."""
-    chosen = configured or os.environ.get(BASE_DIR_ENV) or os.path.join(tempfile.gettempdir(), "ptbench-sandboxes")
+    chosen = configured or settings().sandbox_dir or os.path.join(tempfile.gettempdir(), "ptbench-sandboxes")
     base = Path(os.path.abspath(chosen))
     _check_ancestors(base)
     if not base.parent.exists():

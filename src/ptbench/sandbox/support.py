@@ -25,7 +25,7 @@ from harbor.models.trial.paths import TrialPaths
 from harbor.trial.network_policy import resolve_trial_network_plan
 from pydantic import ValidationError
 
-from ptbench.errors import first_line
+from ptbench.errors import first_line, validation_line
 from ptbench.sandbox.local import LocalEnvironment
 
 _NO_SWITCH = "network policy differs from its environment's, and the local environment cannot switch policies"
@@ -102,7 +102,4 @@ def _construction_problems(
 
 
 def _first_line(exc: Exception) -> str:
-    if isinstance(exc, ValidationError) and exc.errors():
-        first = exc.errors()[0]
-        return f"{'.'.join(str(part) for part in first['loc']) or 'input'}: {first['msg']}"
-    return first_line(exc)
+    return validation_line(exc) if isinstance(exc, ValidationError) else first_line(exc)

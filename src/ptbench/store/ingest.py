@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from ptbench.catalog.spec import TaskSpec
 from ptbench.errors import UserError, first_line
+from ptbench.files import UnsafeFile, read_untrusted_text
 from ptbench.run.agents import agent_label, seed_of
 from ptbench.run.labels import environment_label
 from ptbench.store.models import PHASES, JobRecord, JobRow, MetricRow, PhaseRow, TrialRecord, TrialRow
@@ -244,27 +245,9 @@ def _load[M: BaseModel](path: Path, model: type[M], limit: int = MAX_JSON_BYTES)
 
 def _read_capped(path: Path, limit: int) -> str:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        raise UnusableFile(exc.strerror or type(exc).__name__) from exc
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise UnusableFile("not a regular file")
-        if info.st_size > limit:
-            raise UnusableFile(f"larger than {limit} bytes")
-        chunks, size = [], 0
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > limit:
-                raise UnusableFile(f"larger than {limit} bytes")
-    finally:
-        os.close(fd)
-    try:
-        return b"".join(chunks).decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UnusableFile("not UTF-8") from exc
+        return read_untrusted_text(path, limit)
+    except (OSError, UnsafeFile) as exc:
+        raise UnusableFile(exc.strerror if isinstance(exc, OSError) and exc.strerror else first_line(exc)) from exc
 
 
 def _clip(text: str, limit: int = MAX_TEXT_CHARS) -> str:
