@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from ptbench.benchmarks.arena_hard import judge_prompt, parse_verdict
+from ptbench.benchmarks.arena_hard.task import judge_prompt, parse_verdict
 from ptbench.benchmarks.registry import get_benchmark
 from ptbench.errors import UserError
 

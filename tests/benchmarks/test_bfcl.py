@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ptbench.benchmarks.bfcl import TEST_SIZE, parse_hermes, shipped_data
+from ptbench.benchmarks.bfcl.task import TEST_SIZE, parse_hermes, shipped_data
 from ptbench.benchmarks.data import read_items
 from ptbench.benchmarks.registry import get_benchmark
 

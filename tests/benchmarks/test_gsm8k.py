@@ -8,7 +8,8 @@ import pytest
 from datasets import Dataset
 
 from ptbench.benchmarks.data import read_items
-from ptbench.benchmarks.gsm8k import DEV_SIZE, build_task, fewshot_indices
+from ptbench.benchmarks.gsm8k import DEV_SIZE
+from ptbench.benchmarks.gsm8k.task import build_task, fewshot_indices
 from ptbench.benchmarks.registry import get_benchmark
 from ptbench.errors import UserError
 

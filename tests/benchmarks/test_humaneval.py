@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ptbench.benchmarks.data import read_items
-from ptbench.benchmarks.humaneval import run_check, shipped_data
+from ptbench.benchmarks.humaneval.task import run_check, shipped_data
 from ptbench.benchmarks.registry import get_benchmark
 from ptbench.errors import UserError
 from ptbench.sandbox.code import SandboxLimits, self_check

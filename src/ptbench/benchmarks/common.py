@@ -9,7 +9,8 @@ from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig
 
-from ptbench.benchmarks.registry import Generation, get_benchmark
+from ptbench.benchmarks.definition import Generation
+from ptbench.benchmarks.registry import get_benchmark
 from ptbench.errors import UserError
 
 

@@ -23,7 +23,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, ScoreReducer, metric, 
 from inspect_ai.solver import TaskState
 
 from ptbench.benchmarks.common import make_task
-from ptbench.benchmarks.registry import Generation
+from ptbench.benchmarks.definition import Generation
 from ptbench.errors import UserError
 from ptbench.frogs.board import Board, Rules
 from ptbench.frogs.generator import derive_seed

@@ -17,8 +17,8 @@ from inspect_ai.model import ChatMessageSystem, ChatMessageUser
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from ptbench.benchmarks.definition import Generation
 from ptbench.benchmarks.frogs_common import board_of, board_records, board_sample, frogs_metrics, frogs_task
-from ptbench.benchmarks.registry import Generation
 from ptbench.frogs.board import Rules
 from ptbench.frogs.prompts import render_tool_task
 from ptbench.frogs.tiers import Tier

@@ -22,7 +22,7 @@ from inspect_evals.humaneval.humaneval import INSTRUCTION, find_code, record_to_
 
 from ptbench.benchmarks.common import make_task
 from ptbench.benchmarks.data import local_file, read_items, to_samples
-from ptbench.benchmarks.registry import Generation
+from ptbench.benchmarks.definition import Generation
 from ptbench.errors import UserError
 from ptbench.sandbox.code import SandboxLimits, self_check
 from ptbench.sandbox.pycall import SandboxedFunction

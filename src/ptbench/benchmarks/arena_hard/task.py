@@ -26,7 +26,7 @@ from inspect_ai.solver import TaskState, generate
 
 from ptbench.benchmarks.common import make_task
 from ptbench.benchmarks.data import Record, local_file, read_items, to_samples
-from ptbench.benchmarks.registry import Generation
+from ptbench.benchmarks.definition import Generation
 from ptbench.errors import UserError
 
 CATEGORY = "creative_writing"

@@ -25,7 +25,7 @@ from inspect_evals.bfcl.solve import single_turn_solve
 from pydantic import ValidationError
 
 from ptbench.benchmarks.common import make_task
-from ptbench.benchmarks.registry import Generation
+from ptbench.benchmarks.definition import Generation
 from ptbench.errors import UserError, first_line
 
 CATEGORY = "simple_python"

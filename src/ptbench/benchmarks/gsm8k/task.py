@@ -18,10 +18,8 @@ from inspect_evals.gsm8k.gsm8k import DATASET_PATH, MATH_PROMPT_TEMPLATE, record
 
 from ptbench.benchmarks.common import make_task
 from ptbench.benchmarks.data import Record, hub_records, local_file, read_items, to_samples
-from ptbench.benchmarks.registry import Generation, get_benchmark
-
-FEWSHOT = 10
-DEV_SIZE = 200
+from ptbench.benchmarks.definition import Generation
+from ptbench.benchmarks.gsm8k import BENCHMARK, DEV_SIZE, FEWSHOT
 
 
 def build_task(data_dir: Path | None, limit: int | None, split: str, generation: Generation,
@@ -53,5 +51,5 @@ def _records(data_dir: Path | None, split: str) -> tuple[list[Record], str]:
     if data_dir is not None:
         path = local_file(data_dir, f"{split}.jsonl", f"gsm8k_{split}.jsonl")
         return read_items(path), str(path)
-    revision = get_benchmark("gsm8k").dataset.revision
+    revision = BENCHMARK.dataset.revision
     return hub_records(DATASET_PATH, split, revision, name="main"), f"hf:{DATASET_PATH}@{revision}/{split}"

@@ -19,7 +19,7 @@ from inspect_evals.utils.aime_common import aime_scorer, aime_solver
 
 from ptbench.benchmarks.common import make_task
 from ptbench.benchmarks.data import hub_records, local_file, read_items, to_samples
-from ptbench.benchmarks.registry import Generation
+from ptbench.benchmarks.definition import Generation
 
 DEV_SOURCE = (AIME2024_PATH, "train", AIME2024_DATASET_REVISION)
 TEST_SOURCE = (AIME2025_PATH, "test", AIME2025_DATASET_REVISION)

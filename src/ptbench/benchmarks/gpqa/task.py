@@ -18,7 +18,8 @@ from inspect_evals.gpqa.gpqa import DEFAULT_SHUFFLE_SEED, record_to_sample
 
 from ptbench.benchmarks.common import make_task
 from ptbench.benchmarks.data import Record, hub_records, local_file, read_items, to_samples
-from ptbench.benchmarks.registry import Generation, get_benchmark
+from ptbench.benchmarks.definition import Generation
+from ptbench.benchmarks.gpqa import BENCHMARK
 from ptbench.errors import UserError
 
 HUB_PATH = "Idavidrein/gpqa"
@@ -29,7 +30,7 @@ ID_FIELD = "Record ID"
 def build_task(data_dir: Path | None, limit: int | None, split: str, generation: Generation,
                revision: str | None = None, shuffle_seed: int = SHUFFLE_SEED) -> Task:
     """The GPQA Task; `revision` pins the (gated) hub dataset when no --data-dir is given."""
-    revision = revision or get_benchmark("gpqa").dataset.revision
+    revision = revision or BENCHMARK.dataset.revision
     main, origin = _records(data_dir, "gpqa_main", revision)
     if split == "test":
         records = main

@@ -26,7 +26,7 @@ from inspect_evals.healthbench.scorer import healthbench_bootstrapped, healthben
 
 from ptbench.benchmarks.common import make_task
 from ptbench.benchmarks.data import local_file, read_items, to_samples
-from ptbench.benchmarks.registry import Generation
+from ptbench.benchmarks.definition import Generation
 
 EASY_MIN_MESSAGES = 3
 EASY_MAX_NEGATIVE = 2

@@ -14,8 +14,8 @@ from inspect_ai import Task
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState, generate
 
+from ptbench.benchmarks.definition import Generation
 from ptbench.benchmarks.frogs_common import board_of, board_records, board_sample, frogs_metrics, frogs_task
-from ptbench.benchmarks.registry import Generation
 from ptbench.frogs.board import Rules
 from ptbench.frogs.prompts import render_prompt
 from ptbench.frogs.scoring import score_answer
