@@ -9,6 +9,7 @@ demo: setup
 
 test: setup
 	.venv/bin/ruff check src tests bench
+	.venv/bin/mypy
 	.venv/bin/python -m pytest -q tests
 
 bench:

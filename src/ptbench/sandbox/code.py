@@ -95,7 +95,8 @@ def sandbox_argv(command: list[str], limits: SandboxLimits, visible: list[str]) 
 
 def python_argv(code: str, limits: SandboxLimits) -> list[str]:
     """Run Python source `code` in the sandbox with the verifier's own base interpreter and its stdlib only."""
-    python = os.path.realpath(sys._base_executable)  # the binary behind a venv's python, which needs no pyvenv.cfg
+    # the binary behind a venv's python, which needs no pyvenv.cfg
+    python = os.path.realpath(sys._base_executable)  # type: ignore[attr-defined]
     bases = {"installed_base": sys.base_prefix, "installed_platbase": sys.base_exec_prefix,
              "base": sys.base_prefix, "platbase": sys.base_exec_prefix}
     visible = [python, *sorted({sysconfig.get_path(name, vars=bases) for name in ("stdlib", "platstdlib")})]

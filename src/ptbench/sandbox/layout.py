@@ -57,9 +57,9 @@ def prepare_root(root: Path, workdir: str, log_dirs: list[str]) -> None:
             os.symlink(os.readlink(path), root / path.lstrip("/"))
     (root / workdir.lstrip("/")).mkdir(mode=0o755, parents=True, exist_ok=True)
     for log_dir in log_dirs:
-        path = root / log_dir.lstrip("/")
-        path.mkdir(parents=True, exist_ok=True)
-        os.chmod(path, 0o777)
+        log_path = root / log_dir.lstrip("/")
+        log_path.mkdir(parents=True, exist_ok=True)
+        os.chmod(log_path, 0o777)
 
 
 def root_bind(root: Path) -> list[str]:

@@ -24,6 +24,8 @@ import os
 import signal
 from pathlib import Path
 
+from ptbench.sandbox.spawn import settle
+
 # The largest MTU slirp4netns takes: fewer, bigger packets through the relay.
 SLIRP_OPTIONS = ("--configure", "--mtu=65520", "--disable-host-loopback", "--enable-sandbox", "--enable-seccomp")
 TAP_DEVICE = "tap0"
@@ -92,8 +94,8 @@ class SlirpNetwork:
 async def _read_byte(fd: int) -> bytes:
     """One byte from a pipe without blocking the event loop (b"" at end of file)."""
     loop = asyncio.get_running_loop()
-    readable = loop.create_future()
-    loop.add_reader(fd, lambda: readable.done() or readable.set_result(None))
+    readable: asyncio.Future[None] = loop.create_future()
+    loop.add_reader(fd, settle, readable)
     try:
         await readable
     finally:

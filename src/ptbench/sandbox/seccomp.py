@@ -48,6 +48,7 @@ import functools
 import os
 import struct
 import sys
+from typing import Any
 
 from ptbench.sandbox.host import SandboxUnavailableError
 
@@ -233,12 +234,12 @@ def _prefix(arch: int, personality: int, program_length: int) -> bytes:
         "rest",
     ]
     labels: dict[str, int] = {}
-    instructions: list[tuple] = []
+    instructions: list[tuple[Any, ...]] = []
     for item in code:
         if isinstance(item, str):
             labels[item] = len(instructions)
         else:
-            instructions.append(item)
+            instructions.append(tuple(item))
     assembled = bytearray()
     for index, (op, jt, jf, k) in enumerate(instructions):
         # Jump offsets count instructions after the next one.

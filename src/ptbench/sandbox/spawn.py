@@ -41,17 +41,7 @@ class Spawner:
 
     async def start(self, argv: list[str], environment: dict[str, str], preexec: Preexec | None) -> SpawnedCommand:
         """Start argv from the confined thread in a new session, stdout and stderr piped."""
-        popen = functools.partial(
-            subprocess.Popen,
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=environment,
-            start_new_session=True,
-            preexec_fn=preexec,
-        )
-        process = await asyncio.get_running_loop().run_in_executor(self._executor, popen)
+        process = await asyncio.get_running_loop().run_in_executor(self._executor, _popen, argv, environment, preexec)
         return await SpawnedCommand.attach(process)
 
     def close(self) -> None:
@@ -64,8 +54,30 @@ def _run_all(steps: list[Preexec]) -> None:
         step()
 
 
+def _popen(argv: list[str], environment: dict[str, str], preexec: Preexec | None) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=environment,
+        start_new_session=True,
+        preexec_fn=preexec,
+    )
+
+
 def _nothing() -> None:
     return None
+
+
+def _same(protocol: asyncio.StreamReaderProtocol) -> asyncio.StreamReaderProtocol:
+    return protocol
+
+
+def settle(future: asyncio.Future[None]) -> None:
+    """Resolve a readiness future once (the fd may be reported ready more than once)."""
+    if not future.done():
+        future.set_result(None)
 
 
 class SpawnedCommand:
@@ -91,7 +103,7 @@ class SpawnedCommand:
         for pipe in (process.stdout, process.stderr):
             reader = asyncio.StreamReader()
             protocol = asyncio.StreamReaderProtocol(reader)
-            transport, _ = await loop.connect_read_pipe(lambda protocol=protocol: protocol, pipe)
+            transport, _ = await loop.connect_read_pipe(functools.partial(_same, protocol), pipe)
             readers.append(reader)
             transports.append(transport)
         return cls(process, readers, transports)
@@ -111,10 +123,10 @@ class SpawnedCommand:
         if self._process.returncode is not None:
             return self._process.returncode
         loop = asyncio.get_running_loop()
-        exited = loop.create_future()
+        exited: asyncio.Future[None] = loop.create_future()
         pidfd = os.pidfd_open(self.pid)  # never reaped by anyone else: even a zombie has its pid still
         try:
-            loop.add_reader(pidfd, lambda: exited.done() or exited.set_result(None))
+            loop.add_reader(pidfd, settle, exited)
             try:
                 if self._process.poll() is None:
                     await exited
