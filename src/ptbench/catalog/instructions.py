@@ -8,40 +8,11 @@ prompts and the strict parser the verifier uses.
 
 from __future__ import annotations
 
-from ptbench.benchmarks.registry import BENCHMARKS
 from ptbench.catalog.frogs_text import frogs_game, frogs_schema
 from ptbench.catalog.spec import TaskSpec
-from ptbench.catalog.submission import RESULTS_JSON, TASK_JSON, WORKDIR, is_frogs, submission_path
+from ptbench.catalog.submission import RESULTS_JSON, TASK_JSON, WORKDIR, submission_path
 from ptbench.catalog.templating import render
 from ptbench.models.registry import get_base_model
-
-TITLES: dict[str, str] = {
-    "frogs-single": "The Frog Placement Game (single-turn)",
-    "frogs-multi": "The Frog Placement Game (multi-turn)",
-    "aime2025": "AIME 2025",
-    "gsm8k": "GSM8K",
-    "gpqa": "GPQA",
-    "humaneval": "HumanEval",
-    "bfcl": "BFCL",
-    "arena-hard-writing": "Arena-Hard (writing)",
-    "healthbench": "HealthBench (easy)",
-}
-
-_ABOUT: dict[str, str] = {
-    "aime2025": "Competition mathematics: AIME 2025 problems whose answers are integers from 0 to 999; "
-    "scored by accuracy on {n} problems.",
-    "gsm8k": "Grade-school maths word problems answered with a final number; scored by accuracy on {n} problems.",
-    "gpqa": "Graduate-level multiple-choice science questions, answered after reasoning; scored by accuracy "
-    "on {n} questions.",
-    "humaneval": "Python functions written from their signature and docstring, run against hidden unit tests; "
-    "scored by pass@1 on {n} problems.",
-    "bfcl": "Function calling: given tool definitions and a request, emit exactly the right call; scored by "
-    "exact-match accuracy on {n} items.",
-    "arena-hard-writing": "Creative-writing prompts, judged pairwise by an LLM judge against a baseline model's "
-    "answers (both orders); scored by win rate on {n} prompts.",
-    "healthbench": "Health conversations answered for a user, graded by an LLM against physician-written "
-    "rubrics; scored in [0, 1] on {n} conversations.",
-}
 
 FROGS_DEV_NOTE = "boards from the training generator with seeds disjoint from your training boards, never held-out ones"
 
@@ -54,16 +25,15 @@ def evaluate_command(spec: TaskSpec) -> str:
 def render_instruction(spec: TaskSpec) -> str:
     """The full instruction.md text for a task."""
     model = get_base_model(spec.base_model)
-    frogs = is_frogs(spec)
+    definition, frogs = spec.definition, spec.is_frogs
     if frogs:
-        dev_split, dev_note, about = True, FROGS_DEV_NOTE, "The game and its scoring are described below."
+        dev_split, dev_note, about = True, FROGS_DEV_NOTE, definition.about
     else:
-        definition = BENCHMARKS[spec.benchmark]
         dev_split, dev_note = definition.dev_split is not None, definition.dev_note
-        about = _ABOUT[spec.benchmark].format(n=min(spec.heldout_count, definition.size))
+        about = definition.about.format(n=min(spec.heldout_count, definition.size))
     text = render(
         "ptbench.catalog", "instruction.md.jinja",
-        title=TITLES[spec.benchmark], model=model, frogs=frogs, hinted=spec.hinted,
+        title=definition.title, model=model, frogs=frogs, hinted=spec.hinted,
         tinker=spec.backend == "tinker", gpus=spec.gpus, vllm=spec.device == "gpu", cpus=spec.cpus,
         memory_gb=round(spec.memory_mb / 1024), network=spec.network == "public",
         budget_hm=budget_hm(spec.budget_hours), budget_words=budget_words(spec.budget_hours),

@@ -7,12 +7,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ptbench.benchmarks.registry import BenchmarkDef, get_benchmark
 from ptbench.errors import UserError, first_line
 from ptbench.files import write_model_json
 from ptbench.frogs.board import Rules
 from ptbench.frogs.tiers import Tier
 from ptbench.models.registry import BASE_MODELS
 
+# Literal for pydantic and type checkers; tests/benchmarks/test_layout.py checks it equals the registry's list
 Benchmark = Literal[
     "frogs-single",
     "frogs-multi",
@@ -60,6 +62,16 @@ class TaskSpec(BaseModel):
         if self.device == "gpu" and self.gpus < 1:
             raise ValueError("a gpu task needs gpus >= 1")
         return self
+
+    @property
+    def definition(self) -> BenchmarkDef:
+        """The benchmark's definition in the registry."""
+        return get_benchmark(self.benchmark)
+
+    @property
+    def is_frogs(self) -> bool:
+        """Whether the task is a Frog Placement Game variant (asked of its benchmark)."""
+        return self.definition.is_frogs
 
     def dump(self, path: Path) -> None:
         """Write the spec as JSON."""

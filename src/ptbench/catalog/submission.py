@@ -27,7 +27,7 @@ RESULTS_JSON = WORKDIR / "results.json"
 
 def is_frogs(spec: TaskSpec) -> bool:
     """Whether a task is one of the Frog Placement Game variants."""
-    return spec.benchmark.startswith("frogs-")
+    return spec.is_frogs
 
 
 def submission_path(spec: TaskSpec) -> PurePosixPath:

@@ -18,17 +18,15 @@ from ptbench.errors import UserError
 PTB_MODELS = ("qwen3-1.7b", "qwen3-4b", "smollm3-3b", "gemma-3-4b")
 """PostTrainBench's base models (the tiny model is added on top)."""
 
-PTB_BENCHMARKS = ("aime2025", "gsm8k", "gpqa", "humaneval", "bfcl", "arena-hard-writing", "healthbench")
+PTB_BENCHMARKS = tuple(name for name, definition in BENCHMARKS.items() if not definition.is_frogs)
+"""PostTrainBench's benchmarks, in the registry's order."""
 
 TINY_BUDGET_HOURS = 0.25
 TINY_ITEM_CAP = 20
 """Benchmark items the verifier scores on the tiny CPU tier (the full test sets take hours on CPU)."""
 
-FROGS_ALLOWED_DATA = (
-    "boards you generate yourself, e.g. with `ptbench frogs generate` (the training generator, which "
-    "never produces a held-out board) or your own generator, with solutions from any solver; no "
-    "held-out boards, and no outputs of other language models"
-)
+FROGS_TINY_BOARDS = {"frogs-single": 100, "frogs-multi": 50}
+"""Held-out boards of each frogs benchmark's tiny CPU task."""
 
 _TINY = dict(base_model="tiny", budget_hours=TINY_BUDGET_HOURS, device="cpu", cpus=2, memory_mb=4096, gpus=0)
 _GPU = dict(budget_hours=10.0, device="gpu", cpus=8, memory_mb=65536, gpus=1)
@@ -37,18 +35,20 @@ _TINKER = dict(base_model="qwen3-8b", budget_hours=8.0, backend="tinker", device
 
 def _frogs_tasks() -> list[TaskSpec]:
     specs = []
-    for mode in ("single", "multi"):
-        benchmark = f"frogs-{mode}"
+    for benchmark, definition in BENCHMARKS.items():
+        if not definition.is_frogs:
+            continue
+        allowed = definition.allowed_training_data
         specs.append(TaskSpec(
             name=f"{benchmark}-tiny", benchmark=benchmark, tiers=("tiny",),
-            heldout_count=100 if mode == "single" else 50, samples_per_item=1,
-            allowed_training_data=FROGS_ALLOWED_DATA, **_TINY,
+            heldout_count=FROGS_TINY_BOARDS[benchmark], samples_per_item=1,
+            allowed_training_data=allowed, **_TINY,
         ))
         for hinted in (False, True):
             specs.append(TaskSpec(
                 name=f"{benchmark}-qwen3-8b" + ("-hinted" if hinted else ""), benchmark=benchmark,
                 hinted=hinted, tiers=("easy", "medium", "hard", "expert"), heldout_count=500,
-                samples_per_item=4, allowed_training_data=FROGS_ALLOWED_DATA, **_TINKER,
+                samples_per_item=4, allowed_training_data=allowed, **_TINKER,
             ))
     return specs
 

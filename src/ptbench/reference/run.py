@@ -37,7 +37,7 @@ def run_reference(spec: TaskSpec, out: Path, *, recipe: FrogsRecipe | BenchmarkR
     """Run the recipe for `spec` (or the given one), save the model to `out`, write and return the report."""
     console = console or Console(stderr=True)
     recipe = recipe or recipe_for(spec)
-    frogs = spec.benchmark.startswith("frogs-")
+    frogs = spec.is_frogs
     if frogs != isinstance(recipe, FrogsRecipe):
         raise UserError(f"a {recipe.kind} recipe cannot run task {spec.name} ({spec.benchmark})")
     check_out(out, force)

@@ -9,7 +9,6 @@ work_dir()/baselines/<benchmark>/<model>/<mode>.json, its inspect log beside it.
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -92,7 +91,7 @@ def run_baseline(request: BaselineRequest, console: Console) -> BaselineRecord:
     info = get_base_model(request.model)
     if request.limit is not None and request.limit <= 0:
         raise UserError(f"--limit must be positive, got {request.limit}")
-    frogs = benchmark.name.startswith("frogs-")
+    frogs = benchmark.is_frogs
     if frogs and (request.heldout is None or not request.heldout.is_file()):
         raise UserError("frogs baselines need --heldout FILE with the held-out boards")
     opts = mode_options(benchmark, request.mode) | ({"heldout": request.heldout} if frogs else {})
@@ -123,15 +122,10 @@ def run_baseline(request: BaselineRequest, console: Console) -> BaselineRecord:
 
 def mode_options(benchmark: BenchmarkDef, mode: Mode) -> dict[str, Any]:
     """build_task options for a mode: zero-shot turns a few-shot prompt off; few-shot needs one."""
-    module_name, _, func_name = benchmark.builder.partition(":")
-    import importlib
-
-    builder = getattr(importlib.import_module(module_name), func_name)
-    fewshot = inspect.signature(builder).parameters.get(FEWSHOT_ARG)
     if mode == "zero-shot":
-        return {FEWSHOT_ARG: 0} if fewshot is not None else {}
+        return {FEWSHOT_ARG: 0} if benchmark.fewshot is not None else {}
     if mode == "few-shot":
-        if fewshot is None or not fewshot.default:
+        if not benchmark.fewshot:
             raise UserError(f"{benchmark.name} has no few-shot prompt; use --mode zero-shot")
         return {}
     return {}

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 from ptbench.catalog.spec import TaskSpec
-from ptbench.catalog.submission import is_frogs
 from ptbench.errors import UserError
 
 HELDOUT_FILE = "heldout.jsonl"
@@ -17,7 +16,7 @@ def task_options(
     spec: TaskSpec, spec_path: Path, heldout: Path | None, split: str, heldout_split: str
 ) -> dict[str, Any]:
     """Keyword options for the benchmark's build_task; for the held-out split of frogs, the board file."""
-    if not is_frogs(spec):
+    if not spec.is_frogs:
         return {}
     opts: dict[str, Any] = {"rules": spec.rules, "tiers": spec.tiers, "k": spec.samples_per_item}
     if split == heldout_split:
@@ -34,6 +33,6 @@ def item_limit(spec: TaskSpec, limit: int | None) -> int | None:
     """The items to score: --limit, capped by the spec's heldout_count (the item cap of non-frogs tasks)."""
     if limit is not None and limit <= 0:
         raise UserError(f"--limit must be positive, got {limit}")
-    if is_frogs(spec):
+    if spec.is_frogs:
         return limit  # the held-out file holds exactly the spec's boards
     return min(limit, spec.heldout_count) if limit is not None else spec.heldout_count
