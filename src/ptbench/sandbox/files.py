@@ -15,7 +15,7 @@ import errno
 import os
 import posixpath
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -268,82 +268,89 @@ def _remove_non_dir(directory: int, name: str) -> None:
 def _copy_tree(
     source: int, dest: int, keep_symlinks: bool, budget: TransferBudget | None, shown: str = ""
 ) -> None:
-    """Copy the tree below `source` into `dest` depth first without recursion, at most MAX_DEPTH deep.
+    """Copy the tree below `source` into `dest`: regular files (within the budget), dirs, and symlinks as
+    symlinks when `keep_symlinks`; FIFOs, sockets and devices never."""
 
-    Only the dirs on the current path are open (two fds a level)."""
-    # Per open level: its source fd, its dest fd, and the names still to copy.
-    levels: list[tuple[int, int, list[str]]] = [(source, dest, _names(source))]
-    try:
-        while levels:
-            from_dir, to_dir, names = levels[-1]
-            if not names:
-                levels.pop()
-                if levels:
-                    os.close(from_dir)
-                    os.close(to_dir)
-                continue
-            name = names.pop()
-            try:
-                mode = os.stat(name, dir_fd=from_dir, follow_symlinks=False).st_mode
-                if stat.S_ISDIR(mode) and len(levels) <= MAX_DEPTH:
-                    child_source = os.open(name, _DIR_FLAGS, dir_fd=from_dir)
-                    try:
-                        child_dest = _child_dir(to_dir, name, True, name)
-                    except BaseException:
-                        os.close(child_source)
-                        raise
-                    levels.append((child_source, child_dest, _names(child_source)))
-                    os.fchmod(child_dest, stat.S_IMODE(mode) & 0o1777)
-                elif stat.S_ISREG(mode):
-                    fd = _open_regular(from_dir, name)
-                    if fd is not None:
-                        with _opened(fd):
-                            if budget is not None:
-                                budget.take(os.fstat(fd).st_size, shown)
-                            _write_copy(fd, to_dir, name)
-                elif stat.S_ISLNK(mode) and keep_symlinks:
-                    _remove_non_dir(to_dir, name)
-                    os.symlink(os.readlink(name, dir_fd=from_dir), name, dir_fd=to_dir)
-            except OSError as exc:
-                if exc.errno not in _VANISHED:
-                    raise
-                continue  # removed or swapped while the tree was being copied
-    finally:
-        for from_dir, to_dir, _ in levels[1:]:
-            os.close(from_dir)
-            os.close(to_dir)
+    def enter(to_dir: int, name: str, child: int, mode: int) -> int:
+        del child
+        child_dest = _child_dir(to_dir, name, True, name)
+        os.fchmod(child_dest, stat.S_IMODE(mode) & 0o1777)
+        return child_dest
 
+    def visit(to_dir: int, from_dir: int, name: str, mode: int) -> None:
+        if stat.S_ISREG(mode):
+            fd = _open_regular(from_dir, name)
+            if fd is not None:
+                with _opened(fd):
+                    if budget is not None:
+                        budget.take(os.fstat(fd).st_size, shown)
+                    _write_copy(fd, to_dir, name)
+        elif stat.S_ISLNK(mode) and keep_symlinks:
+            _remove_non_dir(to_dir, name)
+            os.symlink(os.readlink(name, dir_fd=from_dir), name, dir_fd=to_dir)
 
-def _names(directory: int) -> list[str]:
-    with os.scandir(directory) as entries:
-        return [entry.name for entry in entries]
+    _depth_first(source, dest, enter, visit, os.close)
 
 
 def _chown_below(top: int, uid: int, gid: int) -> None:
-    """chown a tree depth first without recursion, symlinks themselves (never their targets), MAX_DEPTH deep."""
+    """chown a tree, symlinks themselves (never their targets)."""
     os.fchown(top, uid, gid)
-    levels: list[tuple[int, list[str]]] = [(top, _names(top))]
+
+    def enter(state: None, name: str, child: int, mode: int) -> None:
+        os.fchown(child, uid, gid)
+
+    def visit(state: None, directory: int, name: str, mode: int) -> None:
+        os.chown(name, uid, gid, dir_fd=directory, follow_symlinks=False)
+
+    _depth_first(top, None, enter, visit, lambda state: None)
+
+
+def _depth_first[T](
+    top: int,
+    top_state: T,
+    enter: Callable[[T, str, int, int], T],
+    visit: Callable[[T, int, str, int], None],
+    leave: Callable[[T], None],
+) -> None:
+    """Walk the tree below the open dir `top` depth first without recursion, at most MAX_DEPTH levels.
+
+    `enter(state, name, child_fd, mode)` a subdirectory returns the state its entries get; `visit(state,
+    dir_fd, name, mode)` every other entry (and directories below MAX_DEPTH, not descended); `leave(state)`
+    once a subdirectory is done. Only the dirs on the current path are open; an entry removed or swapped
+    for a symlink or a file while the walk runs is skipped."""
+    levels: list[tuple[int, T, list[str]]] = [(top, top_state, _names(top))]
     try:
         while levels:
-            directory, names = levels[-1]
+            directory, state, names = levels[-1]
             if not names:
                 levels.pop()
                 if levels:
                     os.close(directory)
+                    leave(state)
                 continue
             name = names.pop()
             try:
                 mode = os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode
                 if stat.S_ISDIR(mode) and len(levels) <= MAX_DEPTH:
                     child = os.open(name, _DIR_FLAGS, dir_fd=directory)
-                    levels.append((child, _names(child)))
-                    os.fchown(child, uid, gid)
+                    try:
+                        child_names = _names(child)
+                        child_state = enter(state, name, child, mode)
+                    except BaseException:
+                        os.close(child)
+                        raise
+                    levels.append((child, child_state, child_names))
                 else:
-                    os.chown(name, uid, gid, dir_fd=directory, follow_symlinks=False)
+                    visit(state, directory, name, mode)
             except OSError as exc:
                 if exc.errno not in _VANISHED:
                     raise
-                continue
     finally:
-        for directory, _ in levels[1:]:
+        for directory, state, _ in levels[1:]:
             os.close(directory)
+            leave(state)
+
+
+def _names(directory: int) -> list[str]:
+    with os.scandir(directory) as entries:
+        return [entry.name for entry in entries]
