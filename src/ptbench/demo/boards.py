@@ -1,6 +1,6 @@
 """Per-board outcomes of a frogs evaluation, read from its inspect log (one sample per board and epoch).
 
-The frogs scorer (`benchmarks/frogs_single.py`) gives every epoch of a board a dict score with
+The frogs scorer (`benchmarks/frogs_single/task.py`) gives every epoch of a board a dict score with
 `solved` (strict parse and a valid placement) and `strict` (format compliance), 0 or 1. A sample
 that errored or carries no such score counts as drawn, unsolved and unparsed.
 """
