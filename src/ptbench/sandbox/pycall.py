@@ -20,7 +20,7 @@ from types import TracebackType
 from typing import Any
 
 from ptbench.sandbox import codec
-from ptbench.sandbox.code import SandboxLimits, python_argv
+from ptbench.sandbox.code import Launch, SandboxLimits, python_launch
 
 MAX_LINE_BYTES = 4 << 20
 
@@ -74,19 +74,25 @@ class SandboxedFunction:
         self._request = {"code": source, "entry_point": entry_point}
         self._limits = limits
         self._process: subprocess.Popen[bytes] | None = None
+        self._launch: Launch | None = None
         self._deadline = 0.0
         self._buffer = b""
 
     def __enter__(self) -> SandboxedFunction:
         child = Path(codec.__file__).read_text(encoding="utf-8") + _CHILD_MAIN
-        self._process = subprocess.Popen(
-            python_argv(child, self._limits),
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True,
-        )
-        assert self._process.stdin is not None
-        os.set_blocking(self._process.stdin.fileno(), False)
-        self._deadline = time.monotonic() + self._limits.wall_seconds
-        self._exchange(self._request)
+        self._launch = launch = python_launch(child, self._limits)
+        try:
+            self._process = subprocess.Popen(
+                launch.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                start_new_session=True, env=launch.env, cwd=launch.cwd,
+            )
+            assert self._process.stdin is not None
+            os.set_blocking(self._process.stdin.fileno(), False)
+            self._deadline = time.monotonic() + self._limits.wall_seconds
+            self._exchange(self._request)
+        except BaseException:
+            self.__exit__(None, None, None)  # __exit__ does not run when __enter__ raises
+            raise
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
@@ -97,6 +103,8 @@ class SandboxedFunction:
             for stream in (process.stdin, process.stdout):
                 if stream is not None:
                     stream.close()
+        if self._launch is not None:
+            self._launch.cleanup()
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         try:
