@@ -2,7 +2,7 @@
 
 inspect_evals' own scorer runs prompt + completion + tests as one program and calls an exit
 status of 0 a pass, so a completion that exits early (or returns an object whose __eq__
-always says True) passes. Here only the completion runs, inside the bubblewrap sandbox; the
+always says True) passes. Here only the completion runs, inside the code sandbox (sandbox/code.py); the
 dataset's check() runs in the verifier against a proxy whose results are plain data.
 """
 
