@@ -79,3 +79,13 @@ def test_episodes_mask_the_environment_and_score_what_happened(boards, tiny_poli
     examples = sft_examples(tiny_policy, [(r.board, r.solution) for r in records], "touch")
     assert len(examples) == 4 and examples[1]["completion"] == '<tool name="submit"/>' + tiny_policy.end_of_turn
     assert "every rule holds" in examples[1]["prompt"]  # the environment's answer to the first turn is context
+
+
+def test_another_training_seed_draws_other_boards_still_disjoint_from_dev_and_held_out(boards) -> None:
+    other = recipe_boards((4, 5), train_per_size=40, dev_per_size=6, seed=3, rules="touch", train_seed=4)
+    assert other.dev == boards.dev  # dev boards are the verifier's dev split: the task's, whatever the seed
+    dev = {r.canonical_hash for rs in other.dev.values() for r in rs}
+    train = {r.canonical_hash for rs in other.train.values() for r in rs}
+    assert len(train) == 80 and not dev & train
+    assert not any(in_heldout_space(h) for h in train)
+    assert [r.canonical_hash for r in other.train[5]] != [r.canonical_hash for r in boards.train[5]]

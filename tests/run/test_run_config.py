@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from uuid import uuid4
 
 import pytest
 from harbor.job_plan import JobPlan
 
+from ptbench.catalog.tasks import get_task
 from ptbench.errors import UserError
 from ptbench.run import jobs
 from ptbench.run.agents import resolve_agent, seed_of
@@ -46,3 +48,71 @@ def test_environments():
     assert jobs.resolve_environment("pkg.mod:Env").import_path == "pkg.mod:Env"
     with pytest.raises(UserError, match="unknown environment 'moon'"):
         jobs.resolve_environment("moon")
+
+
+@pytest.fixture
+def cached_tiny(tmp_path, monkeypatch):
+    """A stand-in for the cached tiny model (no build): ensure_tiny returns it and records each call."""
+    from ptbench.models import tiny
+
+    cache = tmp_path / "cache"
+    model = cache / "models" / tiny.TINY_NAME / "key"
+    model.mkdir(parents=True)
+    monkeypatch.setenv("PTBENCH_CACHE", str(cache))
+    calls: list[Path] = []
+
+    def ensure_tiny(*args, **kwargs):
+        calls.append(model)
+        return model
+
+    monkeypatch.setattr(tiny, "ensure_tiny", ensure_tiny)
+    return model, calls
+
+
+def tiny_job(tmp_path, environment, tasks=("frogs-single-tiny",)):
+    return jobs.build_job_config(
+        job_name="j", jobs_dir=tmp_path / "jobs", tasks=jobs.resolve_tasks(list(tasks), tmp_path / "tasks"),
+        agents=["reference"], seeds=2, environment=environment, concurrency=1,
+    )
+
+
+def test_a_tiny_task_sees_the_cached_model_read_only(tmp_path, cached_tiny):
+    model, calls = cached_tiny
+    config = tiny_job(tmp_path, jobs.resolve_environment("local"))
+    assert calls  # built (or found) before the job starts, not inside a trial's budget
+    assert config.environment.kwargs["ro_paths"] == [str(model.resolve())]
+    # EnvironmentConfig.env reaches the agent's and the verifier's environment alike
+    assert config.environment.env["PTBENCH_CACHE"] == str(model.parents[2].resolve())
+
+
+def test_jobs_without_a_tiny_task_are_unchanged(tmp_path, cached_tiny):
+    _, calls = cached_tiny
+    plain = shutil.copytree(RUN_TASKS / "echo", tmp_path / "plain")
+    (plain / "tests" / "task.json").unlink()  # a Harbor task, not a ptbench one: no base model
+    config = tiny_job(tmp_path, jobs.resolve_environment("local"), tasks=[str(plain)])
+    assert not calls and "ro_paths" not in config.environment.kwargs and not config.environment.env
+
+
+def test_other_environments_are_warned_that_the_sandbox_builds_the_tiny_model(tmp_path, cached_tiny, capsys):
+    _, calls = cached_tiny
+    config = tiny_job(tmp_path, jobs.resolve_environment("docker"))
+    err = capsys.readouterr().err
+    assert not calls and not config.environment.env
+    assert len(err.strip().splitlines()) == 1 and "tiny" in err and "frogs-single-tiny" in err
+
+
+def test_the_demo_binds_the_tiny_model_with_the_same_function(tmp_path, cached_tiny, monkeypatch):
+    from ptbench.demo.config import DemoPaths
+    from ptbench.demo.job import job_config
+    from ptbench.run.export import export_task
+
+    model, _ = cached_tiny
+    used = []
+    shared = jobs.with_tiny_model
+    monkeypatch.setattr(jobs, "with_tiny_model", lambda *a, **k: used.append(a) or shared(*a, **k))
+    task_dir = export_task(get_task("frogs-single-tiny"), tmp_path / "tasks")
+    extra = tmp_path / "recipe.json"
+    config = job_config(DemoPaths(work_dir=tmp_path, run="demo"), task_dir, model, {"X": "1"}, [extra])
+    assert used
+    assert config.environment.kwargs["ro_paths"] == [str(model.resolve()), str(extra)]
+    assert config.environment.env == {"PTBENCH_CACHE": str(model.parents[2].resolve()), "X": "1"}

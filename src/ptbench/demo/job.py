@@ -1,9 +1,10 @@
 """The demo's Harbor job: the reference agent on the exported task, in the local environment, shown live.
 
 The tiny base model lives in the per-user cache, outside the sandbox's private root: it is bound
-read-only at its host path and `PTBENCH_CACHE` points there, so the recipe (agent environment)
-and `ptbench verify` (verifier environment) find it without building it again. Environment roots
-go under the work dir unless `PTBENCH_SANDBOX_DIR` says otherwise.
+read-only at its host path and `PTBENCH_CACHE` points there (`ptbench.run.jobs.with_tiny_model`, as
+for every `ptbench run` job with a tiny task), so the recipe (agent environment) and `ptbench verify`
+(verifier environment) find it without building it again. Environment roots go under the work dir
+unless `PTBENCH_SANDBOX_DIR` says otherwise.
 """
 
 from __future__ import annotations
@@ -17,10 +18,9 @@ from rich.live import Live
 
 from ptbench.demo.config import DemoPaths
 from ptbench.demo.watch import TrialWatch
-from ptbench.paths import cache_dir
 from ptbench.run.labels import LOCAL_ENVIRONMENT
 from ptbench.sandbox.roots import base_dir
-from ptbench.settings import env_name, settings
+from ptbench.settings import settings
 
 REFERENCE_AGENT = "reference"
 
@@ -32,15 +32,15 @@ def job_config(paths: DemoPaths, task_dir: Path, model_dir: Path, extra_env: dic
     `extra_env` reaches every command in both environments (agent and verifier); `extra_ro` are
     further host paths bound read-only.
     """
-    from ptbench.run.jobs import build_job_config
+    from ptbench.run import jobs
 
-    kwargs: dict[str, object] = {"ro_paths": [str(p) for p in (model_dir, *extra_ro)]}
+    kwargs: dict[str, object] = {"ro_paths": [str(p) for p in extra_ro]}
     if not settings().sandbox_dir:
         kwargs["sandbox_dir"] = str(paths.sandboxes)
-    environment = EnvironmentConfig(
-        import_path=LOCAL_ENVIRONMENT, kwargs=kwargs, env={env_name("cache"): str(cache_dir().resolve()), **extra_env},
+    environment = jobs.with_tiny_model(
+        EnvironmentConfig(import_path=LOCAL_ENVIRONMENT, kwargs=kwargs, env=dict(extra_env)), model_dir,
     )
-    return build_job_config(
+    return jobs.build_job_config(
         job_name=paths.run, jobs_dir=paths.jobs, tasks=[TaskConfig(path=task_dir.resolve())],
         agents=[REFERENCE_AGENT], seeds=1, environment=environment, concurrency=1,
     )

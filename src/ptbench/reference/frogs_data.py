@@ -2,13 +2,14 @@
 
 Both come from the frogs engine's training generator, which by construction never yields a
 board of the held-out space. Dev boards are drawn at the dev seed the verifier's `--split dev`
-uses (derived from the task's seed); training boards at the task's own seed, minus every board
-whose canonical form (all symmetries, relabelling) is a dev board, so that a dev score is never
-a memory of a training board. The tiny sizes have few distinct boards (about 500 at N=4 in the
-training space), so the generator is asked for what exists and the recipe takes what it needs,
-and training boards are augmented: each use shows one of the 8 rotations/reflections of the board
-with its regions renamed at random (and the solution moved with it). An augmented board has the
-same canonical hash, so it is still a training board: never a dev or held-out one.
+uses (derived from the task's seed); training boards at the training seed (the task's own seed
+plus the run's seed), minus every board whose canonical form (all symmetries, relabelling) is a dev
+board, so that a dev score is never a memory of a training board, whatever the training seed.
+The tiny sizes have few distinct boards (about 500 at N=4 in the training space), so the
+generator is asked for what exists and the recipe takes what it needs, and training boards are
+augmented: each use shows one of the 8 rotations/reflections of the board with its regions
+renamed at random (and the solution moved with it). An augmented board has the same canonical
+hash, so it is still a training board: never a dev or held-out one.
 """
 
 from __future__ import annotations
@@ -38,13 +39,17 @@ def answer_text(solution: tuple[Cell, ...] | list[Cell]) -> str:
 
 
 def recipe_boards(sizes: tuple[int, ...], train_per_size: int, dev_per_size: int, seed: int,
-                  rules: Rules) -> RecipeBoards:
-    """Up to `train_per_size` training and exactly `dev_per_size` dev boards for each size."""
+                  rules: Rules, train_seed: int | None = None) -> RecipeBoards:
+    """Up to `train_per_size` training and exactly `dev_per_size` dev boards for each size.
+
+    Dev boards at the dev seed of the task's `seed`; training boards at `train_seed` (default `seed`).
+    """
     dev = {n: _boards(n, dev_per_size, dev_seed(seed), rules, exact=True) for n in sizes}
     held_back = {r.canonical_hash for boards in dev.values() for r in boards}
     train = {}
     for n in sizes:
-        pool = _boards(n, train_per_size + dev_per_size, seed, rules, exact=False)
+        pool = _boards(n, train_per_size + dev_per_size, seed if train_seed is None else train_seed, rules,
+                       exact=False)
         train[n] = [r for r in pool if r.canonical_hash not in held_back][:train_per_size]
         if not train[n]:
             raise UserError(f"no training boards of size {n} left after holding out the dev boards")

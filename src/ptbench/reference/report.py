@@ -31,6 +31,8 @@ class ReferenceReport(BaseModel):
     benchmark: str
     base_model: str
     recipe: dict = Field(description="the recipe configuration that ran")
+    seed: int | None = Field(None, description="the seed every seeded part followed (PTBENCH_SEED, else the "
+                             "recipe's)")
     model_dir: str
     phases: list[RecipePhaseTime] = []
     evaluations: list[DevEval] = Field([], description="every dev evaluation, in order (frogs)")

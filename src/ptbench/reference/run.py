@@ -4,6 +4,12 @@ Frogs (single- or multi-turn): load the base model, draw training and dev boards
 base on dev, SFT until outputs parse, GRPO over the board-size curriculum, save. Benchmarks: SFT on
 the benchmark's allowed training data, save. Every phase is timed (wall and CPU seconds) and the
 run is recorded in reference_report.json beside the model directory.
+
+One seed drives every seeded part: the trial's `PTBENCH_SEED` (set per seed by `ptbench run`) when
+given, else the recipe's `seed`. It replaces the recipe's seed, from which the torch seed (and so
+adapter initialisation), TRL's `seed` (data order; `data_seed` follows it), the SFT shuffle, the
+training stream and its augmentation, dev sampling and GRPO sampling all derive; frogs training
+boards are drawn at the task's seed plus it (dev boards stay the verifier's dev split).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from ptbench.reference.dev_scores import DevEval, Player, dev_settings, evaluate
 from ptbench.reference.progress import PhaseClock
 from ptbench.reference.report import RecipePhaseTime, ReferenceReport
 from ptbench.reference.training import Policy, check_out, load_policy, save_final_model
+from ptbench.settings import env_name, settings
 
 REPORT_FILE = "reference_report.json"
 
@@ -31,12 +38,26 @@ def default_report_path(out: Path) -> Path:
     return out.parent / REPORT_FILE
 
 
+def trial_recipe(recipe: FrogsRecipe | BenchmarkRecipe) -> FrogsRecipe | BenchmarkRecipe:
+    """The recipe with the trial's seed (`PTBENCH_SEED`) as its seed; unchanged without one."""
+    value = settings().seed
+    if value is None:
+        return recipe
+    try:
+        seed = int(value)
+    except ValueError:
+        raise UserError(f"{env_name('seed')}={value!r} is not an integer seed") from None
+    if seed < 0:
+        raise UserError(f"{env_name('seed')}={value!r}: a seed is not negative")
+    return recipe.model_copy(update={"seed": seed})
+
+
 def run_reference(spec: TaskSpec, out: Path, *, recipe: FrogsRecipe | BenchmarkRecipe | None = None,
                   base_dir: Path | None = None, data_dir: Path | None = None, report_path: Path | None = None,
                   force: bool = False, console: Console | None = None) -> ReferenceReport:
     """Run the recipe for `spec` (or the given one), save the model to `out`, write and return the report."""
     console = console or Console(stderr=True)
-    recipe = recipe or recipe_for(spec)
+    recipe = trial_recipe(recipe or recipe_for(spec))
     frogs = spec.is_frogs
     if frogs != isinstance(recipe, FrogsRecipe):
         raise UserError(f"a {recipe.kind} recipe cannot run task {spec.name} ({spec.benchmark})")
@@ -44,7 +65,8 @@ def run_reference(spec: TaskSpec, out: Path, *, recipe: FrogsRecipe | BenchmarkR
     _quiet_libraries()
     clock = PhaseClock()
     report = ReferenceReport(task=spec.name, benchmark=spec.benchmark, base_model=spec.base_model,
-                             recipe=recipe.model_dump(mode="json"), model_dir=str(out))
+                             recipe=recipe.model_dump(mode="json"), model_dir=str(out), seed=recipe.seed)
+    console.print(f"seed {recipe.seed}" + (f" (from {env_name('seed')})" if settings().seed is not None else ""))
     with tempfile.TemporaryDirectory(prefix="ptbench-reference-") as work:
         if isinstance(recipe, BenchmarkRecipe):
             from ptbench.reference.benchmark_sft import run_benchmark_sft, training_pairs
@@ -78,9 +100,10 @@ def _run_frogs(spec: TaskSpec, recipe: FrogsRecipe, policy: Policy, work: Path, 
 
     with clock.phase("boards"):
         sizes = tuple(dict.fromkeys(stage.n for stage in recipe.curriculum))
-        boards = recipe_boards(sizes, recipe.sft_boards_per_size, recipe.eval.boards_per_size, spec.seed, spec.rules)
+        boards = recipe_boards(sizes, recipe.sft_boards_per_size, recipe.eval.boards_per_size, spec.seed, spec.rules,
+                               train_seed=spec.seed + recipe.seed)
     temperature = get_benchmark(spec.benchmark).generation.temperature
-    settings = dev_settings(recipe.eval.max_new_tokens, temperature, recipe.seed)
+    sampling = dev_settings(recipe.eval.max_new_tokens, temperature, recipe.seed)
     sft = recipe.sft
     puzzles = training_stream([r for rs in boards.train.values() for r in rs],
                               sft.max_steps * sft.batch_size * sft.grad_accum, recipe.seed, recipe.augment)
@@ -88,14 +111,14 @@ def _run_frogs(spec: TaskSpec, recipe: FrogsRecipe, policy: Policy, work: Path, 
         from ptbench.reference import frogs_grpo
         from ptbench.reference.frogs_sft import single_turn_examples
 
-        play: Player = single_turn_player(policy, settings, spec.rules)
+        play: Player = single_turn_player(policy, sampling, spec.rules)
         examples = single_turn_examples(policy, puzzles, spec.rules)
         train_stage: StageTrainer = partial(frogs_grpo.train_stage, policy, recipe, spec.rules, work=work,
                                             console=console)
     else:
         from ptbench.reference import multiturn
 
-        play = multiturn.player(policy, settings, spec.rules, recipe.max_turns)
+        play = multiturn.player(policy, sampling, spec.rules, recipe.max_turns)
         examples = multiturn.sft_examples(policy, puzzles, spec.rules)
         train_stage = partial(multiturn.train_stage, policy, recipe, spec.rules, work=work, console=console)
 

@@ -16,11 +16,16 @@ from harbor.models.job.result import JobResult, JobStats
 from harbor.models.task.task import Task
 from harbor.models.trial.config import AgentConfig, EnvironmentConfig, TaskConfig
 from pydantic import BaseModel
+from rich.console import Console
 
+from ptbench.catalog.spec import TaskSpec
 from ptbench.errors import UserError, first_line
 from ptbench.files import write_atomic
+from ptbench.models.registry import get_base_model
+from ptbench.paths import cache_dir
 from ptbench.run.agents import resolve_agent, with_seed
 from ptbench.run.labels import LOCAL_ENVIRONMENT
+from ptbench.settings import env_name
 from ptbench.store.ingest import read_job
 
 CANCELLED = "CancelledError"
@@ -79,8 +84,13 @@ def build_job_config(
     seeds: int,
     environment: EnvironmentConfig,
     concurrency: int,
+    console: Console | None = None,
 ) -> JobConfig:
-    """One Harbor job: every agent on every task, once per seed; each seed its own tagged agent config."""
+    """One Harbor job: every agent on every task, once per seed; each seed its own tagged agent config.
+
+    When a task starts from the locally built tiny model, it is built (or found in the cache) now,
+    before any trial's budget runs, and the local environment sees it read-only (`with_tiny_model`).
+    """
     if seeds < 1:
         raise UserError("--seeds must be at least 1")
     if concurrency < 1:
@@ -88,6 +98,7 @@ def build_job_config(
     if not agents:
         raise UserError("give at least one --agent")
     resolved: list[AgentConfig] = [resolve_agent(spec) for spec in dict.fromkeys(agents)]
+    environment = _share_tiny_model(environment, tasks, console or Console(stderr=True))
     return JobConfig(
         job_name=job_name,
         jobs_dir=jobs_dir.resolve(),
@@ -98,6 +109,52 @@ def build_job_config(
         agents=[with_seed(agent, seed) for seed in range(seeds) for agent in resolved],
         tasks=tasks,
     )
+
+
+def uses_tiny_model(task: TaskConfig) -> bool:
+    """Whether a task starts from the locally built tiny base model (asked of its spec and the model registry).
+
+    A Harbor task dir without a ptbench spec (tests/task.json) does not.
+    """
+    try:
+        spec = TaskSpec.load(task.path / "tests" / "task.json")
+    except UserError:
+        return False
+    return get_base_model(spec.base_model).local_build is not None
+
+
+def with_tiny_model(environment: EnvironmentConfig, model_dir: Path) -> EnvironmentConfig:
+    """A copy of a local environment config in which the cached tiny model is found instead of rebuilt.
+
+    The model dir is bound read-only at its host path (`ro_paths`, kept first) and `PTBENCH_CACHE`
+    names the host cache in `EnvironmentConfig.env`, which reaches every command of the agent's and
+    the verifier's environment; `ensure_tiny()` inside then finds the model. Idempotent.
+    """
+    kwargs = dict(environment.kwargs)
+    given = kwargs.get("ro_paths") or []
+    ro_paths = [p for p in (given.split(",") if isinstance(given, str) else list(given)) if p]
+    model = str(model_dir.resolve())
+    kwargs["ro_paths"] = [model, *(p for p in ro_paths if p != model)]
+    env = {**environment.env, env_name("cache"): str(cache_dir().resolve())}
+    return environment.model_copy(update={"kwargs": kwargs, "env": env}, deep=True)
+
+
+def _share_tiny_model(environment: EnvironmentConfig, tasks: list[TaskConfig], console: Console) -> EnvironmentConfig:
+    """Build the tiny model now and bind it when a task needs it; other environments are told they build it."""
+    from ptbench.models import tiny
+
+    names = [task.path.name for task in tasks if uses_tiny_model(task)]
+    if not names:
+        return environment
+    if not is_local(environment):
+        console.print(f"warning: tasks {', '.join(names)} start from the tiny base model, which only the local "
+                      "environment shares from this machine's cache: each trial's agent and verifier build it "
+                      "inside the sandbox (minutes of pretraining, within their time limits)", highlight=False,
+                      soft_wrap=True, markup=False)
+        return environment
+    if not (tiny.tiny_dir() / tiny.REPORT_FILE).is_file():
+        console.print("building the tiny base model once, before the job (cached for every trial)")
+    return with_tiny_model(environment, tiny.ensure_tiny(console=console))
 
 
 def new_job_name(jobs_dir: Path) -> str:
