@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from ptbench.frogs import Board, count_solutions
@@ -36,6 +38,16 @@ def test_a_board_that_needs_a_guess_is_not_solved():
     assert count_solutions(b, limit=2).unique
     result = deduce(b)
     assert not result.solved and len(result.frogs) < b.n
+
+
+def test_frogs_solve_grades_boards(cli, tmp_path):
+    for name, rows in (("pigeonhole", PIGEONHOLE), ("guess", NEEDS_A_GUESS)):
+        (tmp_path / f"{name}.json").write_text(board(rows).model_dump_json())
+    graded = cli("frogs", "solve", str(tmp_path / "pigeonhole.json"))
+    assert "grade 3 (pigeonhole)" in graded.stdout
+    as_json = json.loads(cli("frogs", "solve", str(tmp_path / "pigeonhole.json"), "--json").stdout)
+    assert as_json["count"] == 1 and as_json["deduction"]["grade"] == 3
+    assert "needs a guess" in cli("frogs", "solve", str(tmp_path / "guess.json")).stdout
 
 
 def test_deduction_never_contradicts_the_exact_solver_on_a_multi_solution_board():

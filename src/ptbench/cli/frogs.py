@@ -77,14 +77,17 @@ def solve_cmd(
     limit: Annotated[int, typer.Option(min=1, help="stop after this many solutions (2 proves uniqueness)")] = 2,
     as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
 ) -> None:
-    """Solve a board and say whether its solution is unique."""
+    """Solve a board, say whether its solution is unique, and grade it: the hardest deduction a solver that
+    never guesses needs (singles, confinement, pigeonhole, contradiction), or that it needs a guess."""
+    from ptbench.frogs.deduce import deduce
     from ptbench.frogs.solver import count_solutions
 
     board, record = load_board(board_file, index)
     chosen = _rules(rules) if rules else (record.rules if record else "touch")
     result = count_solutions(board, chosen, limit)
+    deduction = deduce(board, chosen)
     if as_json:
-        print(result.model_dump_json())
+        print(json.dumps({**result.model_dump(mode="json"), "deduction": deduction.model_dump(mode="json")}))
         return
     console = Console(soft_wrap=True)
     if not result.solutions:
@@ -94,6 +97,10 @@ def solve_cmd(
     console.print(f"solution: {json.dumps([list(c) for c in result.solutions[0]])}")
     if limit >= 2:
         console.print("unique" if result.count == 1 else f"not unique: at least {result.count} solutions")
+    if deduction.solved:
+        console.print(f"solvable by deduction alone; grade {deduction.grade} ({deduction.grade_name})")
+    else:
+        console.print("not solvable by deduction alone: it needs a guess")
 
 
 @frogs_app.command()
