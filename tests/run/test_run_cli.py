@@ -62,26 +62,29 @@ def matrix(tmp_path_factory, cli):
 
 
 def test_matrix_runs_with_progress(matrix):
-    assert matrix.result.returncode == 0, matrix.result.stderr
+    assert matrix.result.returncode == 1, matrix.result.stderr  # the broken task's trials have no score
     out = matrix.result.stdout
     assert "trials 8/8 done · 0 running · 4 failed" in out
-    assert "job matrix: 8 trials (4 ok, 4 failed, 0 unknown)" in out
+    assert "job matrix: 8 trials (4 ok, 4 verifier-error)" in out
+    assert matrix.result.stderr.strip().splitlines()[-1].startswith(
+        "error: 4 of 8 trials did not end ok (4 verifier-error), 4 without a verified score"
+    )
 
 
 def test_store_holds_every_trial_with_its_seed(matrix):
     trials = query(matrix.store, "SELECT task_name, agent, seed, status FROM trials ORDER BY 1, 2, 3")
     assert trials == [
-        ("broken", "nop", 0, "failed"), ("broken", "nop", 1, "failed"),
-        ("broken", "oracle", 0, "failed"), ("broken", "oracle", 1, "failed"),
+        ("broken", "nop", 0, "verifier-error"), ("broken", "nop", 1, "verifier-error"),
+        ("broken", "reference", 0, "verifier-error"), ("broken", "reference", 1, "verifier-error"),
         ("echo", "nop", 0, "ok"), ("echo", "nop", 1, "ok"),
-        ("echo", "oracle", 0, "ok"), ("echo", "oracle", 1, "ok"),
+        ("echo", "reference", 0, "ok"), ("echo", "reference", 1, "ok"),
     ]
     rewards = query(
         matrix.store,
         "SELECT t.agent, m.value FROM trials t JOIN metrics m ON m.trial = t.id "
         "WHERE m.name = 'reward' ORDER BY 1, 2",
     )
-    assert rewards == [("nop", 0.0), ("nop", 0.0), ("oracle", 1.0), ("oracle", 1.0)]
+    assert rewards == [("nop", 0.0), ("nop", 0.0), ("reference", 1.0), ("reference", 1.0)]
 
 
 def test_a_failing_trial_is_recorded_with_its_reason(matrix):

@@ -31,8 +31,11 @@ def test_every_field_of_a_real_job_is_stored(job_dir, store):
     record, stats = ingest(job_dir, store)
     assert (stats.added, stats.unchanged) == (2, 0)
     by_agent = {t.trial.agent: t for t in record.trials}
-    oracle, nop = by_agent["oracle"], by_agent["nop"]
+    oracle, nop = by_agent["reference"], by_agent["nop"]  # Harbor's oracle is shown as `reference`
     assert (oracle.trial.status, nop.trial.status) == ("ok", "ok")
+    assert (oracle.trial.score, nop.trial.score) == (1.0, 0.0)
+    assert oracle.trial.verifier_status == "no-details" and oracle.trial.scored == "submission"
+    assert Path(oracle.trial.agent_log_path).name == "oracle.txt"
     assert oracle.trial.seed == 0 and oracle.trial.task_name == "echo"
     assert json.loads(oracle.trial.task_spec)["benchmark"] == "gsm8k"
     assert {m.name: m.value for m in oracle.metrics if m.source == "verifier"} == {"reward": 1.0, "steps": 1.0}
@@ -59,13 +62,13 @@ def test_malformed_result_becomes_unknown_trial_with_reason(job_dir, store):
     assert nop.status == "unknown"
     assert nop.reason.startswith("result.json unusable: not a valid TrialResult")
     assert (nop.task_name, nop.seed) == ("echo", 0)  # still known from config.json
-    assert next(t.trial for t in record.trials if t.trial.agent == "oracle").status == "ok"
+    assert next(t.trial for t in record.trials if t.trial.agent == "reference").status == "ok"
 
 
 def test_missing_result_is_an_unfinished_trial(job_dir, store):
     (trial_of(job_dir, "oracle") / "result.json").unlink()
     record, _ = ingest(job_dir, store)
-    oracle = next(t.trial for t in record.trials if t.trial.agent == "oracle")
+    oracle = next(t.trial for t in record.trials if t.trial.agent == "reference")
     assert (oracle.status, oracle.reason) == ("unknown", "no result.json (trial unfinished or killed)")
 
 
@@ -93,8 +96,8 @@ def test_hostile_rewards_and_names_are_contained(job_dir, store, cli):
     }
     path.write_text(json.dumps(result))
     record, _ = ingest(job_dir, store)
-    oracle = next(t for t in record.trials if t.trial.agent == "oracle")
-    assert oracle.trial.status == "failed" and oracle.trial.reason == "Boom: [bold]no"
+    oracle = next(t for t in record.trials if t.trial.agent == "reference")
+    assert oracle.trial.status == "verifier-error" and oracle.trial.reason == "Boom: [bold]no"  # the verifier ran
     names = {m.name: m.value for m in oracle.metrics if m.source == "verifier"}
     assert names.pop("reward") == 0.5
     assert list(names.values()) == [2.0] and len(next(iter(names))) == 200  # NaN and the overflow dropped
@@ -110,7 +113,7 @@ def test_trials_gone_from_the_job_dir_leave_the_store(job_dir, store):
     nop_dir.rmdir()
     _, stats = ingest(job_dir, store)
     assert (stats.removed, stats.unchanged) == (1, 1)
-    assert rows(store, "SELECT agent FROM trials") == [("oracle",)]
+    assert rows(store, "SELECT agent FROM trials") == [("reference",)]
 
 
 def test_a_broken_job_result_still_ingests_under_the_trials_job_id(job_dir, store):
@@ -120,3 +123,63 @@ def test_a_broken_job_result_still_ingests_under_the_trials_job_id(job_dir, stor
     record = read_job(job_dir)
     assert record.job.job_id == job_id and record.job.environment is None
     assert len(record.trials) == 2
+
+
+def _set_exception(trial_dir: Path, kind: str, message: str) -> None:
+    path = trial_dir / "result.json"
+    result = json.loads(path.read_text())
+    result["exception_info"] = {
+        "exception_type": kind, "exception_message": message, "exception_traceback": "",
+        "occurred_at": "2026-01-01T00:00:00Z",
+    }
+    path.write_text(json.dumps(result))
+
+
+def test_harbor_exceptions_say_which_side_failed(job_dir, store):
+    _set_exception(trial_of(job_dir, "oracle"), "RuntimeError",
+                   "the sandbox of echo__abc died (its first process was killed); every process in it is gone\nmore")
+    _set_exception(trial_of(job_dir, "nop"), "AgentTimeoutError", "Agent execution timed out after 60.0 seconds")
+    record, _ = ingest(job_dir, store)
+    by_agent = {t.trial.agent: t.trial for t in record.trials}
+    died, late = by_agent["reference"], by_agent["nop"]
+    assert died.status == "sandbox-died"
+    assert died.reason == "RuntimeError: the sandbox of echo__abc died (its first process was killed); every " \
+                          "process in it is gone"
+    assert (late.status, late.reason) == ("agent-timeout", "AgentTimeoutError: Agent execution timed out after 60.0 "
+                                                           "seconds")
+
+
+def test_an_installed_agents_exit_code_comes_from_its_error(job_dir, store):
+    _set_exception(trial_of(job_dir, "nop"), "NonZeroAgentExitCodeError", "Command failed (exit 7): run\nstdout: x")
+    record, _ = ingest(job_dir, store)
+    nop = next(t.trial for t in record.trials if t.trial.agent == "nop")
+    assert (nop.status, nop.agent_exit_code) == ("agent-error", 7)
+    assert nop.reason == "the agent exited with code 7: NonZeroAgentExitCodeError: Command failed (exit 7): run"
+
+
+def test_a_verifier_failure_details_json_means_no_score(job_dir, store):
+    verifier = trial_of(job_dir, "oracle") / "verifier"
+    (verifier / "details.json").write_text(
+        '{"schema_version": 1, "status": "verifier-error", "reason": "ptbench is not installed\\nsecond"}'
+    )
+    record, _ = ingest(job_dir, store)
+    oracle = next(t for t in record.trials if t.trial.agent == "reference")
+    assert (oracle.trial.status, oracle.trial.score, oracle.trial.verifier_status) == ("verifier-error", None,
+                                                                                       "verifier-error")
+    assert oracle.trial.reason == "ptbench is not installed"  # one line
+    assert rows(store, "SELECT score FROM trials WHERE agent = 'reference'") == [(None,)]
+
+
+def test_hostile_details_json_is_unknown_never_followed(job_dir, store, tmp_path):
+    decoy = tmp_path / "decoy.json"
+    decoy.write_text('{"schema_version": 1, "status": "verifier-error", "reason": "decoy"}')
+    (trial_of(job_dir, "oracle") / "verifier" / "details.json").symlink_to(decoy)
+    (trial_of(job_dir, "nop") / "verifier" / "details.json").write_text('{"schema_version": 9, "status": "x"}')
+    record, _ = ingest(job_dir, store)
+    by_agent = {t.trial.agent: t.trial for t in record.trials}
+    oracle, nop = by_agent["reference"], by_agent["nop"]
+    assert (oracle.status, oracle.score, oracle.verifier_status) == ("unknown", None, "unreadable")
+    assert "symlink" in oracle.reason and "decoy" not in oracle.reason
+    assert (nop.status, nop.verifier_status) == ("unknown", "unreadable")
+    assert nop.reason == "verifier output unreadable: details.json: unsupported schema_version 9"
+    assert oracle.details_path is None  # a symlink is never recorded as a file

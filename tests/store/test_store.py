@@ -14,7 +14,7 @@ def test_store_uses_wal_and_records_its_schema_version(job_dir, store):
     with closing(sqlite3.connect(store)) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         meta = json.loads(conn.execute("SELECT value FROM meta WHERE key = 'store'").fetchone()[0])
-    assert meta["schema_version"] == 1
+    assert meta["schema_version"] == 2
 
 
 def test_a_newer_schema_is_refused(job_dir, store, cli):
@@ -24,6 +24,19 @@ def test_a_newer_schema_is_refused(job_dir, store, cli):
     result = cli("runs", "list", "--store", str(store))
     assert result.returncode == 2
     assert "schema version 99" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_store_of_the_old_schema_is_refused_with_the_way_out(job_dir, store, cli):
+    ingest(job_dir, store)
+    with closing(sqlite3.connect(store)) as conn, conn:
+        conn.execute("UPDATE meta SET value = json_set(value, '$.schema_version', 1)")
+    before = store.read_bytes()
+    for args in (("runs", "list"), ("runs", "ingest", str(job_dir))):
+        result = cli(*args, "--store", str(store))
+        assert result.returncode == 2 and "Traceback" not in result.stderr
+        assert "schema version 1, from an older ptbench" in result.stderr
+        assert "ptbench runs ingest JOB_DIR" in result.stderr
+    assert store.read_bytes() == before
 
 
 def test_a_file_that_is_not_a_store_is_refused(tmp_path, cli):

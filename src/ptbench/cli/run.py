@@ -66,13 +66,25 @@ def run(
             concurrency=4 if concurrency is None else concurrency,
         )
     store_path = default_store(store)
+    _check_store(store_path)  # an old store is refused before the job runs, not after
     try:
         asyncio.run(_launch(config, resuming=resume is not None))
     except KeyboardInterrupt:
         _ingest_and_report(job_dir, store_path)
         print(f"interrupted; continue with: ptbench run --resume {job_dir.name}", file=sys.stderr)
         raise typer.Exit(130) from None
-    _ingest_and_report(job_dir, store_path)
+    not_ok = _ingest_and_report(job_dir, store_path)
+    if not_ok:
+        print(f"error: {not_ok}", file=sys.stderr)
+        raise typer.Exit(1)
+
+
+def _check_store(store: Path) -> None:
+    """Refuse a store this ptbench cannot write (another schema version, not a store) before anything runs."""
+    from ptbench.store.schema import open_store
+
+    if store.exists():
+        open_store(store, create=False).close()
 
 
 async def _launch(config: JobConfig, *, resuming: bool) -> None:
@@ -100,18 +112,31 @@ async def _launch(config: JobConfig, *, resuming: bool) -> None:
         live.console.print(progress)  # the last state stays on screen (and reaches logs when not a terminal)
 
 
-def _ingest_and_report(job_dir: Path, store: Path) -> None:
-    """Put the job into the store and say what happened."""
+def _ingest_and_report(job_dir: Path, store: Path) -> str | None:
+    """Put the job into the store, print its trials and a summary; returns a line when some trial is not ok."""
+    from ptbench.cli.runs import console, trials_table
     from ptbench.store.ingest import ingest
+    from ptbench.store.models import TRIAL_STATUSES
+    from ptbench.store.queries import TrialSummary
 
     if not job_dir.is_dir():
-        return
+        return None
     record, stats = ingest(job_dir, store)
-    counts = {status: sum(t.trial.status == status for t in record.trials) for status in ("ok", "failed", "unknown")}
+    trials = [r.trial for r in record.trials]
+    console().print(trials_table([TrialSummary(job_name=record.job.name, trial=t) for t in trials], with_job=False))
+    counts = {status: n for status in TRIAL_STATUSES if (n := sum(t.status == status for t in trials))}
     print(
-        f"job {record.job.name}: {len(record.trials)} trials ({counts['ok']} ok, {counts['failed']} failed, "
-        f"{counts['unknown']} unknown) in {job_dir}; store {store}: "
-        f"{stats.added} added, {stats.updated} updated, {stats.removed} removed"
+        f"job {record.job.name}: {len(trials)} trials ({', '.join(f'{n} {s}' for s, n in counts.items()) or 'none'}) "
+        f"in {job_dir}; store {store}: {stats.added} added, {stats.updated} updated, {stats.removed} removed"
+    )
+    not_ok = [t for t in trials if t.status != "ok"]
+    if not not_ok:
+        return None
+    kinds = ", ".join(f"{n} {s}" for s, n in counts.items() if s != "ok")
+    unscored = sum(t.score is None for t in trials)
+    return (
+        f"{len(not_ok)} of {len(trials)} trials did not end ok ({kinds}), {unscored} without a verified score; "
+        f"see ptbench runs show TRIAL"
     )
 
 

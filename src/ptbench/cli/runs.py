@@ -13,7 +13,10 @@ from rich.text import Text
 from ptbench.paths import work_dir
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
     from ptbench.store.models import PhaseRow, TrialRow
+    from ptbench.store.queries import TrialSummary
 
 STORE_HELP = "results store (SQLite); default .ptbench/results.sqlite"
 StoreOption = Annotated[Path | None, typer.Option("--store", help=STORE_HELP, show_default=False)]
@@ -49,8 +52,6 @@ def list_command(
     store: StoreOption = None,
 ) -> None:
     """List stored trials as a table."""
-    from rich.table import Table
-
     from ptbench.store.queries import list_trials
     from ptbench.store.schema import open_store
 
@@ -59,15 +60,22 @@ def list_command(
         summaries = list_trials(conn, job)
     finally:
         conn.close()
-    table = Table("job", "trial", "task", "agent", "seed", "status", "reward", "seconds", "why")
+    console().print(trials_table(summaries))
+    print(f"{len(summaries)} trials")
+
+
+def trials_table(summaries: list[TrialSummary], *, with_job: bool = True) -> Table:
+    """Trials as a table: status, the verified score (labelled `(base)` when the base model was scored), why."""
+    from rich.table import Table
+
+    table = Table(*(["job"] if with_job else []), "trial", "task", "agent", "seed", "status", "reward", "seconds",
+                  "why")
     for s in summaries:
         t = s.trial
-        reward = f"{s.reward:.3f}" if s.reward is not None else None
-        why = t.exception_type or t.reason  # the full reason is in `runs show`
-        row = (s.job_name, t.trial_name, t.task_name, t.agent, t.seed, t.status, reward, _seconds(t), why)
-        table.add_row(*map(_cell, row))
-    _console().print(table)
-    print(f"{len(summaries)} trials")
+        why = t.reason or t.verifier_reason  # the full story is in `runs show`
+        row = (t.trial_name, t.task_name, t.agent, t.seed, t.status, _score(t), _seconds(t), why)
+        table.add_row(*map(_cell, ((s.job_name, *row) if with_job else row)))
+    return table
 
 
 @runs_app.command("show")
@@ -75,7 +83,7 @@ def show_command(
     trial: Annotated[str, typer.Argument(help="trial name, trial id or a unique id prefix")],
     store: StoreOption = None,
 ) -> None:
-    """Show everything stored about one trial."""
+    """Show everything stored about one trial: how it ended, both scores, the agent's exit code, its files."""
     from rich.table import Table
 
     from ptbench.store.queries import get_trial
@@ -86,22 +94,65 @@ def show_command(
         detail = get_trial(conn, trial)
     finally:
         conn.close()
-    console = _console()
+    t = detail.record.trial
+    submission, base = _both_scores(t)
+    rows: list[tuple[str, object]] = [
+        ("job", f"{detail.job.name} ({detail.job.job_id}) on {detail.job.environment or '?'}"),
+        ("trial", t.trial_name), ("trial id", t.trial_id), ("task", t.task_name), ("agent", t.agent),
+        ("model", t.model_name), ("seed", t.seed),
+        ("status", t.status), ("reason", t.reason),
+        ("verifier status", t.verifier_status), ("verifier reason", t.verifier_reason),
+        ("submission score", submission), ("base model score", base),
+        ("agent exit code", t.agent_exit_code if t.agent_exit_code is not None
+         else "not recorded (Harbor records a non-zero exit code only)"),
+        ("exception", f"{t.exception_type}: {t.exception_message}" if t.exception_type else None),
+        ("started", t.started_at), ("finished", t.finished_at), ("seconds", _seconds(t)),
+        ("trial dir", t.trial_dir),
+        ("inspect log", t.inspect_log_path or "none (details.json names no inspect log in the verifier dir)"),
+        ("agent log", t.agent_log_path), ("trajectory", t.trajectory_path),
+        ("reference report", t.reference_report_path or _no_reference_report(t)),
+        ("verifier details", t.details_path), ("verifier log", t.verifier_log_path), ("trial log", t.log_path),
+        ("task path", t.task_path), ("task checksum", t.task_checksum), ("task spec", t.task_spec),
+    ]
+    out = console()
     fields = Table("field", "value", show_header=False, box=None)
-    fields.add_row("job", _cell(f"{detail.job.name} ({detail.job.job_id}) on {detail.job.environment or '?'}"))
-    for name, value in detail.record.trial.model_dump(exclude={"job_id"}).items():
+    for name, value in rows:
         fields.add_row(name, _cell(value))
-    console.print(fields)
+    out.print(fields)
     if detail.record.metrics:
         metrics = Table("source", "metric", "value")
         for m in detail.record.metrics:
             metrics.add_row(m.source, _cell(m.name), f"{m.value:g}")
-        console.print(metrics)
+        out.print(metrics)
     if detail.record.phases:
         phases = Table("phase", "started", "finished", "seconds")
         for p in detail.record.phases:
             phases.add_row(*map(_cell, (p.phase, p.started_at, p.finished_at, _seconds(p))))
-        console.print(phases)
+        out.print(phases)
+
+
+def _score(trial: TrialRow) -> str | None:
+    if trial.score is None:
+        return None
+    return f"{trial.score:.3f}" + (" (base)" if trial.scored == "base" else "")
+
+
+def _both_scores(trial: TrialRow) -> tuple[str, str]:
+    """The submission's and the base model's score, as far as the verifier's details.json tells."""
+    if trial.score is None:
+        return "none (the verifier gave no verified score)", "not known"
+    if trial.scored == "base":
+        return "none (the verifier scored the base model instead, see the verifier reason)", f"{trial.score:.3f}"
+    no_details = trial.verifier_status == "no-details"
+    note = " (no details.json: the task's reward is taken as the submission's)" if no_details else ""
+    return f"{trial.score:.3f}{note}", "not measured (the verifier scored only the submission)"
+
+
+def _no_reference_report(trial: TrialRow) -> str | None:
+    if trial.agent != "reference":
+        return None
+    return ("not collected (`ptbench reference` writes /app/reference_report.json in the sandbox, "
+            "which is not one of the task's Harbor artifacts)")
 
 
 def _seconds(span: TrialRow | PhaseRow) -> str | None:
@@ -118,10 +169,10 @@ def _cell(value: object) -> Text:
     return Text("-" if value is None else str(value))
 
 
-def _console() -> Console:
+def console() -> Console:
     """A console for tables: the terminal's width, or wide enough not to squeeze columns in a pipe or file."""
-    console = Console()
-    return console if console.is_terminal else Console(width=240)
+    terminal = Console()
+    return terminal if terminal.is_terminal else Console(width=240)
 
 
 def register(app: typer.Typer) -> None:

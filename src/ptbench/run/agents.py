@@ -51,5 +51,8 @@ def seed_of(agent: AgentConfig) -> int | None:
 
 
 def agent_label(agent: AgentConfig) -> str:
-    """How an agent is named in the store and in progress: the Harbor name or the import path."""
+    """How an agent is named in the store and in progress: `reference` for Harbor's oracle, else the Harbor name or
+    the import path."""
+    if agent.name == "oracle":
+        return REFERENCE
     return agent.name or agent.import_path or "unknown"

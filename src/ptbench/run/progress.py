@@ -1,4 +1,10 @@
-"""The live view of a running job: trials done/total, which are running, failures and rewards per agent."""
+"""The live view of a running job: trials done/total, which are running, failures and rewards per agent.
+
+A trial counts as failed unless its status (the store's classification, `classify`) is ok; the mean reward is
+the mean of the verifier's `reward` over trials with a verified score (test.sh's stand-in 0 of a verifier error
+is not a score). Harbor's own progress bar (nested in ours) shows the first metric of the job's first metric
+function: `attach` puts `RewardMean` first, so the bar reads `Reward: x` rather than another reward key
+(Harbor's default mean names the alphabetically first key, e.g. `accuracy`)."""
 
 from __future__ import annotations
 
@@ -6,12 +12,14 @@ from dataclasses import dataclass, field
 from statistics import fmean
 
 from harbor.job import Job
+from harbor.metrics.base import BaseMetric
 from harbor.trial.hooks import TrialHookEvent
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
 from ptbench.run.agents import agent_label, seed_of
+from ptbench.store.ingest import classify
 from ptbench.store.models import REWARD, TrialRecord
 
 MAX_RUNNING_SHOWN = 8
@@ -32,14 +40,16 @@ class JobProgress:
         self.running: dict[str, str] = {}
         self.tallies: dict[str, _AgentTally] = {}
         for record in finished:
-            reward = next((m.value for m in record.metrics if m.source == "verifier" and m.name == REWARD), None)
             trial = record.trial
-            self._count(_key(trial.agent or "unknown", trial.model_name), trial.status != "ok", reward)
+            self._count(_key(trial.agent or "unknown", trial.model_name), trial.status != "ok", trial.score)
 
     def attach(self, job: Job) -> None:
-        """Follow a Harbor job's trial events."""
+        """Follow a Harbor job's trial events, and make Harbor's bar show the mean reward."""
         job.on_trial_started(self._started)
         job.on_trial_ended(self._ended)
+        metrics: dict[str, list[BaseMetric]] = job._metrics  # noqa: SLF001 - Harbor has no public way to pick the key
+        for functions in metrics.values():
+            functions.insert(0, RewardMean())
 
     @property
     def done(self) -> int:
@@ -56,12 +66,9 @@ class JobProgress:
 
     async def _ended(self, event: TrialHookEvent) -> None:
         self.running.pop(event.trial_name, None)
-        result = event.result
-        rewards = result.verifier_result.rewards if result.verifier_result else None
-        reward = rewards.get(REWARD) if rewards else None
-        failed = result.exception_info is not None or rewards is None
+        outcome = classify(event.config.trials_dir / event.config.trial_name, event.result)
         agent = event.config.agent
-        self._count(_key(agent_label(agent), agent.model_name), failed, float(reward) if reward is not None else None)
+        self._count(_key(agent_label(agent), agent.model_name), outcome.status != "ok", outcome.score)
 
     def _count(self, agent: str, failed: bool, reward: float | None) -> None:
         tally = self.tallies.setdefault(agent, _AgentTally())
@@ -83,6 +90,15 @@ class JobProgress:
         if len(self.running) > MAX_RUNNING_SHOWN:
             running.append(Text(f"  ... and {len(self.running) - MAX_RUNNING_SHOWN} more", style="dim"))
         return Group(header, table, *running)
+
+
+class RewardMean(BaseMetric[dict[str, float | int]]):
+    """Harbor metric: the mean of the verifier key `reward` over trials that have one, as `{"reward": mean}`
+    (`{"no rewards": 0}` while none has one)."""
+
+    def compute(self, rewards: list[dict[str, float | int] | None]) -> dict[str, float | int]:
+        values = [float(r[REWARD]) for r in rewards if r is not None and REWARD in r]
+        return {REWARD: fmean(values)} if values else {"no rewards": 0}  # Harbor shows the first item: never empty
 
 
 def _key(agent: str, model: str | None) -> str:

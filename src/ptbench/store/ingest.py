@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
+import re
 import stat
 import uuid
 from pathlib import Path
@@ -11,24 +13,46 @@ from pathlib import Path
 from harbor.models.job.config import JobConfig
 from harbor.models.job.result import JobResult
 from harbor.models.trial.config import TaskConfig, TrialConfig
-from harbor.models.trial.result import TimingInfo, TrialResult
+from harbor.models.trial.result import ExceptionInfo, TimingInfo, TrialResult
 from pydantic import BaseModel, ValidationError
 
 from ptbench.catalog.spec import TaskSpec
-from ptbench.errors import UserError, first_line
+from ptbench.errors import UserError, first_line, validation_line
 from ptbench.files import UnsafeFile, read_untrusted_text
 from ptbench.run.agents import agent_label, seed_of
+from ptbench.run.export import VerifierFailure
 from ptbench.run.labels import environment_label
-from ptbench.store.models import PHASES, JobRecord, JobRow, MetricRow, PhaseRow, TrialRecord, TrialRow
+from ptbench.store.models import (
+    PHASES,
+    REWARD,
+    JobRecord,
+    JobRow,
+    MetricRow,
+    PhaseRow,
+    Scored,
+    TrialRecord,
+    TrialRow,
+    TrialStatus,
+    VerifierStatus,
+)
 from ptbench.store.schema import open_store
 from ptbench.store.writer import SaveStats, save_job
+from ptbench.verify.verdict import Verdict
 
 MAX_JSON_BYTES = 64 * 1024 * 1024
 MAX_SPEC_BYTES = 1024 * 1024
 MAX_METRICS = 1000
 MAX_NAME_CHARS = 200
 MAX_TEXT_CHARS = 4000
+MAX_DETAILS_BYTES = 16 * 1024 * 1024
 _TRIAL_MARKERS = ("config.json", "result.json", "lock.json", "trial.log")
+REFERENCE_REPORTS = (
+    "artifacts/app/reference_report.json", "artifacts/logs/artifacts/reference_report.json",
+    "agent/reference_report.json",
+)
+"""Where a reference run's reference_report.json would be in a trial dir. `ptbench reference` writes it beside
+the model, /app/reference_report.json in the sandbox, which is not one of the task's Harbor artifacts: today it
+does not reach the trial dir, so these are looked for but usually absent."""
 
 
 
@@ -93,20 +117,20 @@ def _trial_from_result(trial_dir: Path, job_id: str, result: TrialResult) -> Tri
     config = result.config
     exc = result.exception_info
     rewards = result.verifier_result.rewards if result.verifier_result else None
-    if exc is not None:
-        status, reason = "failed", f"{exc.exception_type}: {first_line(exc.exception_message)}"
-    elif rewards is None:
-        status, reason = "failed", "the verifier produced no rewards"
-    else:
-        status, reason = "ok", None
+    outcome = classify(trial_dir, result)
     task_path = _local_task_path(config.task)
     model = config.agent.model_name or (result.agent_info.model_info.name if result.agent_info.model_info else None)
     trial = TrialRow(
         job_id=job_id,
         trial_name=trial_dir.name,
         trial_id=str(result.id),
-        status=status,
-        reason=reason,
+        status=outcome.status,
+        reason=_one_line(outcome.reason) if outcome.reason else None,
+        score=outcome.score,
+        scored=outcome.scored,
+        verifier_status=outcome.verifier.status,
+        verifier_reason=_one_line(outcome.verifier.reason) if outcome.verifier.reason else None,
+        agent_exit_code=outcome.agent_exit_code,
         task_name=_clip(result.task_name, MAX_NAME_CHARS),
         task_path=str(task_path) if task_path else None,
         task_checksum=_clip(result.task_checksum, MAX_NAME_CHARS),
@@ -119,8 +143,170 @@ def _trial_from_result(trial_dir: Path, job_id: str, result: TrialResult) -> Tri
         started_at=result.started_at,
         finished_at=result.finished_at,
         **_file_paths(trial_dir),
+        inspect_log_path=outcome.verifier.inspect_log,
     )
     return TrialRecord(trial=trial, metrics=_metrics(result, rewards), phases=_phases(result))
+
+
+class VerifierOutcome(BaseModel):
+    """What the verifier's details.json (and Harbor's record of the verifier) says."""
+
+    status: VerifierStatus
+    reason: str | None = None
+    scored: Scored | None = None
+    inspect_log: str | None = None
+
+
+class Outcome(BaseModel):
+    """How a finished trial ended: its status and one-line reason, its score, the agent's exit code."""
+
+    status: TrialStatus
+    reason: str | None = None
+    score: float | None = None
+    scored: Scored | None = None
+    agent_exit_code: int | None = None
+    verifier: VerifierOutcome
+
+
+def classify(trial_dir: Path, result: TrialResult) -> Outcome:
+    """The outcome of a trial with a usable result.json, from Harbor's record and the verifier's details.json.
+
+    The agent's side is judged first (an agent that failed explains a verifier that then failed too); the
+    score is the verifier's `reward` only when the verifier produced a verified score, never test.sh's stand-in 0.
+    """
+    exc = result.exception_info
+    rewards = result.verifier_result.rewards if result.verifier_result else None
+    verifier = _verifier_outcome(trial_dir, result)
+    reward = _finite(rewards.get(REWARD)) if rewards else None
+    score = reward if verifier.status in ("scored", "no-details") else None
+    exit_code = _agent_exit_code(trial_dir, exc)
+    status, reason = _status(result, exc, exit_code, verifier, score)
+    return Outcome(
+        status=status, reason=reason, score=score, scored=verifier.scored if score is not None else None,
+        agent_exit_code=exit_code, verifier=verifier,
+    )
+
+
+_VERIFIER_EXCEPTIONS = {
+    "VerifierTimeoutError", "RewardFileNotFoundError", "RewardFileEmptyError", "VerifierOutputParseError",
+    "AddTestsDirError", "DownloadVerifierDirError",
+}
+_SANDBOX_DIED = re.compile(r"^the sandbox of .+ died\b")
+_COMMAND_EXIT = re.compile(r"^Command failed \(exit (-?\d+)\)")
+
+
+def _status(
+    result: TrialResult, exc: ExceptionInfo | None, exit_code: int | None, verifier: VerifierOutcome,
+    score: float | None,
+) -> tuple[TrialStatus, str | None]:
+    said = f"{exc.exception_type}: {first_line(exc.exception_message)}" if exc else None
+    agent = "the reference solution (solve.sh)" if result.config.agent.name == "oracle" else "the agent"
+    if exc is not None:
+        kind = exc.exception_type
+        if kind == "CancelledError":
+            return "cancelled", "cancelled (Ctrl-C or the job was stopped)"
+        if _SANDBOX_DIED.match(exc.exception_message or ""):
+            return "sandbox-died", said
+        if kind == "AgentTimeoutError":
+            return "agent-timeout", said
+        if kind in ("AgentSetupTimeoutError",) or _COMMAND_EXIT.match(exc.exception_message or ""):
+            return "agent-error", said if exit_code is None else f"{agent} exited with code {exit_code}: {said}"
+    if exit_code is not None and exit_code != 0:
+        return "agent-error", f"{agent} exited with code {exit_code}"
+    if exc is not None:
+        if exc.exception_type in _VERIFIER_EXCEPTIONS or result.verifier is not None:
+            return "verifier-error", said
+        if result.agent_execution is not None or result.agent_setup is not None:
+            return "agent-error", said
+        return "environment-error", said
+    if verifier.status == "unreadable":
+        return "unknown", f"verifier output unreadable: {verifier.reason}"
+    if verifier.status in ("verifier-error", "not-run"):
+        return "verifier-error", verifier.reason or "the verifier produced no score"
+    if score is None:
+        return "verifier-error", f"the verifier's rewards have no finite {REWARD!r}"
+    return "ok", None
+
+
+def _verifier_outcome(trial_dir: Path, result: TrialResult) -> VerifierOutcome:
+    """details.json read as a Verdict or a VerifierFailure (untrusted: capped, no symlinks, versioned)."""
+    exc = result.exception_info
+    rewards = result.verifier_result.rewards if result.verifier_result else None
+    verifier_dir = trial_dir / "verifier"
+    path = verifier_dir / "details.json"
+    if not os.path.lexists(path):
+        if rewards is not None:
+            return VerifierOutcome(status="no-details", scored="submission")
+        if exc is not None and (exc.exception_type in _VERIFIER_EXCEPTIONS or result.verifier is not None):
+            return VerifierOutcome(
+                status="verifier-error", reason=f"{exc.exception_type}: {first_line(exc.exception_message)}"
+            )
+        if result.verifier is None:
+            return VerifierOutcome(status="not-run", reason="the verifier did not run")
+        return VerifierOutcome(status="verifier-error", reason="the verifier produced no rewards")
+    if os.path.islink(verifier_dir):
+        return VerifierOutcome(status="unreadable", reason="the verifier dir is a symlink")
+    try:
+        text = _read_capped(path, MAX_DETAILS_BYTES)
+        shape = json.loads(text)
+    except (UnusableFile, ValueError) as exc_read:
+        return VerifierOutcome(status="unreadable", reason=f"details.json: {first_line(exc_read)}")
+    if not isinstance(shape, dict) or shape.get("schema_version") != 1:
+        version = shape.get("schema_version") if isinstance(shape, dict) else None
+        return VerifierOutcome(status="unreadable", reason=f"details.json: unsupported schema_version {version!r}")
+    try:
+        if shape.get("status") == "verifier-error":
+            failure = VerifierFailure.model_validate(shape)
+            return VerifierOutcome(status="verifier-error", reason=failure.reason)
+        verdict = Verdict.model_validate(shape)
+    except ValidationError as exc_model:
+        return VerifierOutcome(status="unreadable", reason=f"details.json: {validation_line(exc_model)}")
+    log = _inside(verifier_dir, verdict.evaluation.inspect_log) if verdict.evaluation else None
+    if verdict.reward is None or rewards is None:
+        failed = [r for stage in verdict.stages if stage.status == "failed" for r in stage.reasons]
+        return VerifierOutcome(
+            status="verifier-error", reason=failed[0] if failed else "the verifier recorded no reward",
+            inspect_log=log,
+        )
+    reason = None
+    if verdict.scored == "base":
+        why = verdict.fallback_reasons[0] if verdict.fallback_reasons else "no reason given"
+        reason = f"the base model was scored instead of the submission: {why}"
+    return VerifierOutcome(status="scored", reason=reason, scored=verdict.scored, inspect_log=log)
+
+
+def _agent_exit_code(trial_dir: Path, exc: ExceptionInfo | None) -> int | None:
+    """A non-zero agent exit code: Harbor's agent/exit-code.txt (the oracle), else from its agent exception."""
+    path = trial_dir / "agent" / "exit-code.txt"
+    if os.path.lexists(path) and not os.path.islink(path.parent):
+        try:
+            text = _read_capped(path, 64).strip()
+        except UnusableFile:
+            text = ""
+        if re.fullmatch(r"-?\d{1,10}", text):
+            return int(text)
+    match = _COMMAND_EXIT.match(exc.exception_message or "") if exc else None
+    return int(match.group(1)) if match and len(match.group(1)) <= 11 else None
+
+
+def _inside(root_dir: Path, logged: str) -> str | None:
+    """A path the verdict names, if it is a plain file inside `root_dir` reached without symlinks."""
+    if os.path.isabs(logged):
+        return None
+    root = root_dir.resolve()
+    path = Path(os.path.normpath(root / logged))
+    if not path.is_relative_to(root) or path == root:
+        return None
+    step = root
+    for part in path.relative_to(root).parts:
+        step = step / part
+        try:
+            mode = os.lstat(step).st_mode
+        except OSError:
+            return None
+        if stat.S_ISLNK(mode):
+            return None
+    return str(path) if stat.S_ISREG(mode) else None
 
 
 def _unknown_trial(trial_dir: Path, job_id: str, reason: str) -> TrialRecord:
@@ -190,12 +376,17 @@ def _file_paths(trial_dir: Path) -> dict[str, str | None]:
         "trajectory_path": "agent/trajectory.json",
         "log_path": "trial.log",
         "verifier_log_path": "verifier/test-stdout.txt",
+        "details_path": "verifier/details.json",
+        "agent_log_path": "agent/oracle.txt",
     }
     paths: dict[str, str | None] = {key: None for key in candidates}
     paths["trial_dir"] = str(base)
     for key, relative in candidates.items():
         if _is_plain_file(base / relative):
             paths[key] = str(base / relative)
+    paths["reference_report_path"] = next(
+        (str(base / relative) for relative in REFERENCE_REPORTS if _is_plain_file(base / relative)), None
+    )
     return paths
 
 
@@ -248,6 +439,10 @@ def _read_capped(path: Path, limit: int) -> str:
         return read_untrusted_text(path, limit)
     except (OSError, UnsafeFile) as exc:
         raise UnusableFile(exc.strerror if isinstance(exc, OSError) and exc.strerror else first_line(exc)) from exc
+
+
+def _one_line(text: str) -> str:
+    return _clip(first_line(text) or text.strip())
 
 
 def _clip(text: str, limit: int = MAX_TEXT_CHARS) -> str:

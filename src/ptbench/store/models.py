@@ -3,14 +3,31 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: trial outcomes say which side failed (TRIAL_STATUSES), the score is the verifier's own (`score`, `scored`),
+and the verifier's status and reason, the agent's exit code and more file paths are stored. 1: ok/failed/unknown."""
 
-TrialStatus = Literal["ok", "failed", "unknown"]
-"""ok: the verifier scored it; failed: Harbor recorded an exception or no score; unknown: no usable result.json."""
+TrialStatus = Literal[
+    "ok", "agent-error", "agent-timeout", "verifier-error", "sandbox-died", "environment-error", "cancelled", "unknown"
+]
+"""ok: the verifier produced a verified score (of the submission, or of the base model where its rules fall back to
+it) and nothing failed; agent-error: the agent (or its setup) failed or exited non-zero; agent-timeout: the agent ran
+out of time; verifier-error: the verifier produced no verified score; sandbox-died: the local sandbox's first process
+was killed; environment-error: the environment could not be set up; cancelled: Ctrl-C; unknown: no usable
+result.json or verifier output that cannot be read."""
+TRIAL_STATUSES: tuple[str, ...] = get_args(TrialStatus)
+
+Scored = Literal["submission", "base"]
+"""Whose score the verifier gave (details.json `scored`): the submission's, or the base model's as the fallback."""
+
+VerifierStatus = Literal["scored", "verifier-error", "no-details", "unreadable", "not-run"]
+"""scored: details.json is a Verdict with a reward; verifier-error: a VerifierFailure, a Verdict without reward, or
+Harbor recorded the verifier failing; no-details: a reward but no details.json (a plain Harbor task: the reward is
+taken as the submission's score); unreadable: details.json is unusable; not-run: the verifier never ran."""
 
 REWARD = "reward"
 """The verifier reward key that is a trial's score (Harbor's reward.txt becomes {"reward": x})."""
@@ -64,7 +81,12 @@ class TrialRow(_Row):
     trial_name: str = Field(description="Harbor's trial directory name, unique within a job")
     trial_id: str | None = Field(None, description="Harbor's trial UUID when result.json is usable")
     status: TrialStatus
-    reason: str | None = Field(None, description="why the trial is failed or unknown")
+    reason: str | None = Field(None, description="why the trial is not ok, in one line")
+    score: float | None = Field(None, description="the verifier's reward when it gave a verified score, else None")
+    scored: Scored | None = Field(None, description="whose score `score` is (None: not known or no score)")
+    verifier_status: VerifierStatus = "not-run"
+    verifier_reason: str | None = Field(None, description="why the verifier failed, or why it scored the base model")
+    agent_exit_code: int | None = Field(None, description="the agent's exit code when Harbor recorded a non-zero one")
     task_name: str | None = None
     task_path: str | None = None
     task_checksum: str | None = None
@@ -80,6 +102,10 @@ class TrialRow(_Row):
     trajectory_path: str | None = None
     log_path: str | None = None
     verifier_log_path: str | None = None
+    details_path: str | None = None
+    inspect_log_path: str | None = None
+    agent_log_path: str | None = None
+    reference_report_path: str | None = None
 
 
 class TrialRecord(_Row):

@@ -7,18 +7,22 @@ import sqlite3
 from pydantic import BaseModel
 
 from ptbench.errors import UserError
-from ptbench.store.models import REWARD, JobRow, MetricRow, PhaseRow, TrialRecord, TrialRow
+from ptbench.store.models import JobRow, MetricRow, PhaseRow, TrialRecord, TrialRow
 
 _TRIAL_COLUMNS = tuple(TrialRow.model_fields)
 _JOB_COLUMNS = tuple(JobRow.model_fields)
 
 
 class TrialSummary(BaseModel):
-    """One line of `runs list`: the trial, its job's name and its main reward."""
+    """One line of `runs list`: the trial, its job's name and its score (the verifier's verified `reward`)."""
 
     job_name: str
     trial: TrialRow
-    reward: float | None
+
+    @property
+    def reward(self) -> float | None:
+        """The verified score; None when the verifier gave none (test.sh's stand-in 0 is not one)."""
+        return self.trial.score
 
 
 class TrialDetail(BaseModel):
@@ -32,16 +36,15 @@ def list_trials(conn: sqlite3.Connection, job: str | None = None) -> list[TrialS
     """Trials in job and start order, optionally of one job (by name or id)."""
     where, params = ("WHERE j.name = ? OR j.job_id = ?", (job, job)) if job else ("", ())
     rows = conn.execute(
-        f"SELECT j.name AS job_name, {_prefixed('t', _TRIAL_COLUMNS)}, "
-        "(SELECT value FROM metrics m WHERE m.trial = t.id AND m.source = 'verifier' AND m.name = ?) "
-        "AS reward FROM trials t JOIN jobs j ON j.job_id = t.job_id "
+        f"SELECT j.name AS job_name, {_prefixed('t', _TRIAL_COLUMNS)} "
+        "FROM trials t JOIN jobs j ON j.job_id = t.job_id "
         f"{where} ORDER BY j.started_at, j.name, t.started_at, t.trial_name",
-        (REWARD, *params),
+        params,
     ).fetchall()
     if job and not rows and not _job_exists(conn, job):
         raise UserError(f"no job named {job!r} in the results store")
     return [
-        TrialSummary(job_name=r["job_name"], trial=_trial_row(r), reward=r["reward"])
+        TrialSummary(job_name=r["job_name"], trial=_trial_row(r))
         for r in rows
     ]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ptbench.errors import UserError
-from ptbench.store.models import SCHEMA_VERSION, StoreMeta
+from ptbench.store.models import SCHEMA_VERSION, TRIAL_STATUSES, StoreMeta
 
 _TABLES = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -29,8 +29,13 @@ CREATE TABLE trials (
     job_id TEXT NOT NULL REFERENCES jobs(job_id) ON DELETE CASCADE,
     trial_name TEXT NOT NULL,
     trial_id TEXT,
-    status TEXT NOT NULL CHECK (status IN ('ok', 'failed', 'unknown')),
+    status TEXT NOT NULL CHECK (status IN ({statuses})),
     reason TEXT,
+    score REAL,
+    scored TEXT CHECK (scored IN ('submission', 'base')),
+    verifier_status TEXT NOT NULL,
+    verifier_reason TEXT,
+    agent_exit_code INTEGER,
     task_name TEXT,
     task_path TEXT,
     task_checksum TEXT,
@@ -46,6 +51,10 @@ CREATE TABLE trials (
     trajectory_path TEXT,
     log_path TEXT,
     verifier_log_path TEXT,
+    details_path TEXT,
+    inspect_log_path TEXT,
+    agent_log_path TEXT,
+    reference_report_path TEXT,
     UNIQUE (job_id, trial_name)
 );
 CREATE INDEX trials_by_trial_id ON trials(trial_id);
@@ -63,7 +72,7 @@ CREATE TABLE phases (
     finished_at TEXT,
     PRIMARY KEY (trial, phase)
 );
-"""
+""".replace("{statuses}", ", ".join(f"'{status}'" for status in TRIAL_STATUSES))
 
 
 def open_store(path: Path, *, create: bool) -> sqlite3.Connection:
@@ -113,6 +122,12 @@ def _check_version(conn: sqlite3.Connection, path: Path) -> None:
         meta = None
     if meta is None:
         raise UserError(f"results store {path} has no readable schema version")
+    if meta.schema_version < SCHEMA_VERSION:
+        raise UserError(
+            f"results store {path} has schema version {meta.schema_version}, from an older ptbench; this ptbench "
+            f"reads version {SCHEMA_VERSION} (trial outcomes are classified anew): move the file away and ingest "
+            "the job dirs again with `ptbench runs ingest JOB_DIR` (the job dirs are the source of truth)"
+        )
     if meta.schema_version != SCHEMA_VERSION:
         raise UserError(
             f"results store {path} has schema version {meta.schema_version}; "
