@@ -31,6 +31,14 @@ def run_cli(
 
 
 @pytest.fixture(scope="session")
+def tiny_dir() -> Path:
+    """The cached tiny base model (built on first use; PTBENCH_CACHE chooses the cache)."""
+    from ptbench.models.tiny import ensure_tiny
+
+    return ensure_tiny()
+
+
+@pytest.fixture(scope="session")
 def cli():
     """The `run_cli` helper as a fixture (session-scoped, so module fixtures can use it too)."""
     return run_cli

@@ -103,7 +103,7 @@ def test_the_summary_is_saved_stored_and_printed(demo_run: tuple[DemoSummary, Pa
     assert harbor["agent (reference recipe)"] > 0 and harbor["verifier"] > 0
     with sqlite3.connect(work / "results.sqlite") as conn:
         rows = conn.execute("SELECT t.status, t.agent, j.name FROM trials t JOIN jobs j ON j.job_id = t.job_id")
-        assert rows.fetchall() == [("ok", "oracle", "e2e")]
+        assert rows.fetchall() == [("ok", "reference", "e2e")]
     for text in ("pass@1 (Wilson)", f"pass@{K} (bootstrap)", "format compliance", "time per phase",
                  "verifier", "inspect view --log-dir", str(work.resolve() / "results.sqlite")):
         assert text in printed

@@ -10,14 +10,6 @@ import pytest
 TINY_FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "generation_config.json")
 
 
-@pytest.fixture(scope="session")
-def tiny_dir() -> Path:
-    """The cached tiny base model (built on first use; PTBENCH_CACHE chooses the cache)."""
-    from ptbench.models.tiny import ensure_tiny
-
-    return ensure_tiny()
-
-
 @pytest.fixture
 def full_copy(tiny_dir: Path, tmp_path: Path) -> Path:
     """A submission that is a plain copy of the tiny model's files."""

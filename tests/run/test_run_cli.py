@@ -16,8 +16,15 @@ from types import SimpleNamespace
 
 import pytest
 
+from ptbench.paths import cache_dir
+
 RUN_TASKS = Path(__file__).resolve().parent.parent / "fixtures" / "run_tasks"
 RUN_AGENTS = Path(__file__).resolve().parent.parent / "fixtures" / "run_agents"
+
+
+@pytest.fixture(autouse=True)
+def _tiny_model_built(tiny_dir: Path) -> None:
+    """The fixture tasks use the tiny model: built (or found) before any test here points PTBENCH_CACHE at it."""
 
 
 def place(tmp: Path) -> SimpleNamespace:
@@ -28,6 +35,8 @@ def place(tmp: Path) -> SimpleNamespace:
     spot.env = {
         "HOME": str(spot.home), "TMPDIR": str(spot.tmp), "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONPATH": str(RUN_AGENTS), "PTBENCH_TEST_LEDGER": str(tmp / "ledger"),
+        # the tiny model the suite already built (the fixture tasks use it): found, never rebuilt here
+        "PTBENCH_CACHE": str(cache_dir()),
     }
     spot.store = spot.cwd / ".ptbench" / "results.sqlite"
     spot.jobs = spot.cwd / ".ptbench" / "jobs"

@@ -15,14 +15,6 @@ from ptbench.catalog.tasks import get_task
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "benchmarks"
 
 
-@pytest.fixture(scope="session")
-def tiny_dir() -> Path:
-    """The tiny base model directory (built once per cache)."""
-    from ptbench.models.tiny import ensure_tiny
-
-    return ensure_tiny()
-
-
 def write_spec(directory: Path, name: str, **changes: Any) -> Path:
     """The catalog task `name` (with `changes`) as directory/task.json."""
     directory.mkdir(parents=True, exist_ok=True)
