@@ -54,3 +54,4 @@ def test_task_spec_catalog_and_registry_name_the_same_benchmarks() -> None:
     assert {spec.benchmark for spec in catalog().values()} == set(BENCHMARKS)
     assert PTB_BENCHMARKS == tuple(name for name, d in BENCHMARKS.items() if not d.is_frogs)
     assert {name for name, d in BENCHMARKS.items() if d.is_frogs} == {"frogs-single", "frogs-multi"}
+    assert [name for name, d in BENCHMARKS.items() if d.multi_turn] == ["frogs-multi"]

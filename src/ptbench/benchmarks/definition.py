@@ -85,6 +85,8 @@ class BenchmarkDef:
     """The builder's default few-shot examples; None: its builder takes no `fewshot` option."""
     training: bool = False
     """Whether the folder has a training.py with the `SOURCE` of its allowed training data."""
+    multi_turn: bool = False
+    """Whether the model plays through tool calls over several turns (frogs-multi) rather than answering once."""
 
     @property
     def is_frogs(self) -> bool:

@@ -43,7 +43,7 @@ def frogs_game(spec: TaskSpec) -> str:
         f"if {'any of them is' if k > 1 else 'it is'} a valid placement; it is reported overall and per tier.",
         "",
     ]
-    if spec.benchmark == "frogs-single":
+    if not spec.definition.multi_turn:
         lines += [
             "The model answers each board once. It receives exactly this prompt (here for a training board):",
             "", "~~~text", render_prompt(example.board, spec.rules), "~~~", "",
@@ -67,7 +67,7 @@ def frogs_game(spec: TaskSpec) -> str:
 def frogs_schema(spec: TaskSpec) -> str:
     """The hinted playbook's strict-schema item, with valid and invalid examples for the example board."""
     answer = answer_json(example_board(spec).solution)
-    if spec.benchmark == "frogs-multi":
+    if spec.definition.multi_turn:
         return (
             'Every call must be one self-closing tag exactly as in the system prompt, e.g. `<tool name="place" '
             'row="2" col="3"/>`; a message without a valid call still uses up one of the calls, and only '

@@ -185,7 +185,7 @@ def _gpu_benchmark(model: str) -> BenchmarkRecipe:
 def recipe_for(spec: TaskSpec) -> FrogsRecipe | BenchmarkRecipe:
     """The configuration for a task: CPU/tiny when it names the tiny model, else its base model's GPU one."""
     frogs = spec.is_frogs
-    mode: Literal["single", "multi"] = "multi" if spec.benchmark == "frogs-multi" else "single"
+    mode: Literal["single", "multi"] = "multi" if spec.definition.multi_turn else "single"
     if spec.base_model == "tiny":
         if not frogs:
             return TINY_BENCHMARK

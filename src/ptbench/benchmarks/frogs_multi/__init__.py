@@ -9,4 +9,5 @@ BENCHMARK = replace(
     name="frogs-multi",
     package=__name__,
     title="The Frog Placement Game (multi-turn)",
+    multi_turn=True,
 )
