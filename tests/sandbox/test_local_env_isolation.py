@@ -198,3 +198,16 @@ def test_seccomp_filter_details_on_x86_64():
         capture_output=True, text=True, preexec_fn=sandbox_seccomp.installer(), check=True,
     )
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+def test_the_hosts_password_hashes_and_ssh_keys_are_hidden(tmp_path):
+    async def scenario(env):
+        shadow = await env.exec("cat /etc/shadow 2>/dev/null | wc -c; cat /etc/gshadow 2>/dev/null | wc -c")
+        ssh = await env.exec("ls -A /etc/ssh | wc -l; touch /etc/ssh/x")
+        passwd = await env.exec("grep -c '^root:' /etc/passwd")
+        return shadow, ssh, passwd
+
+    shadow, ssh, passwd = in_env(make_env(tmp_path), scenario)
+    assert shadow.stdout.split() == ["0", "0"]  # host hashes: nothing readable
+    assert ssh.stdout.split() == ["0"] and ssh.return_code != 0  # no host keys, and nothing can be put there
+    assert passwd.stdout.strip() == "1"  # /etc/passwd itself (users, for exec's user lookup) stays

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ptbench.sandbox.host import HostTools, minimal_cover
+from ptbench.sandbox.host import HostTools, is_within, minimal_cover
 
 SYSTEM_DIRS = ("/usr", "/etc", "/opt", "/sys")
 # Top-level names that usr-merged hosts make symlinks into /usr; recreated as the same symlinks inside.
@@ -23,6 +23,11 @@ VIRTUAL_DIRS = ("/proc", "/dev")
 _STICKY_DIRS = ("tmp", "var/tmp")
 READY = "ptbench-sandbox-ready"
 # Host-wide kernel interfaces under /proc that Docker also mounts read-only.
+# The host's secrets under its read-only /etc: password hashes and SSH host keys. Files are covered by
+# /dev/null (which the nodev mounts make unopenable), dirs by an empty read-only tmpfs (Docker's /etc is the
+# image's, so a container never sees them either).
+SECRET_FILES = ("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-")
+SECRET_DIRS = ("/etc/ssh",)
 PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/fs", "/proc/bus", "/proc/irq")
 
 
@@ -67,6 +72,19 @@ def root_bind(root: Path) -> list[str]:
     return ["--bind", str(root), "/"]
 
 
+def _masks(binds: list[Bind]) -> list[str]:
+    """bwrap arguments that hide the host's secrets under the bound system dirs (those that exist)."""
+    shown = [bind.target for bind in binds]
+    argv: list[str] = []
+    for path in SECRET_FILES:
+        if os.path.isfile(path) and any(is_within(path, target) for target in shown):
+            argv += ["--ro-bind", "/dev/null", path]
+    for path in SECRET_DIRS:
+        if os.path.isdir(path) and any(is_within(path, target) for target in shown):
+            argv += ["--perms", "0755", "--tmpfs", path, "--remount-ro", path]
+    return argv
+
+
 def holder_command(
     tools: HostTools,
     root: Path,
@@ -87,6 +105,7 @@ def holder_command(
     argv = [tools.bwrap, *root_bind(root)]
     for bind in binds:
         argv += ["--ro-bind" if bind.read_only else "--bind", bind.source, bind.target]
+    argv += _masks(binds)
     shm_size = ["--size", str(shm_bytes)] if shm_bytes else []  # a tmpfs is otherwise half the host's RAM
     argv += ["--dev", "/dev", "--perms", "1777", *shm_size, "--tmpfs", "/dev/shm", "--proc", "/proc"]
     for path in PROC_READ_ONLY:  # root could otherwise set host kernel knobs, e.g. kernel.core_pattern
