@@ -91,3 +91,24 @@ def read_untrusted_text(path: Path | str, max_bytes: int) -> str:
         return read_untrusted(path, max_bytes).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UnsafeFile(f"{path}: not UTF-8") from exc
+
+
+def file_inside(root_dir: Path | str, named: str) -> Path:
+    """A file an untrusted record names relative to `root_dir` (an inspect log a verdict names, say): a plain
+    file strictly inside the dir, reached without symlinks; otherwise `UnsafeFile` saying why."""
+    root = Path(root_dir).resolve()
+    path = Path(os.path.normpath(root / named))
+    if os.path.isabs(named) or not path.is_relative_to(root) or path == root:
+        raise UnsafeFile(f"{named!r} is outside {root_dir}")
+    step, mode = root, 0
+    for part in path.relative_to(root).parts:
+        step = step / part
+        try:
+            mode = os.lstat(step).st_mode
+        except OSError:
+            raise UnsafeFile(f"{named!r} not found in {root_dir}") from None
+        if stat.S_ISLNK(mode):
+            raise UnsafeFile(f"{named!r} is reached through a symlink")
+    if not stat.S_ISREG(mode):
+        raise UnsafeFile(f"{named!r} is not a plain file")
+    return path

@@ -9,7 +9,15 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from ptbench.files import UnsafeFile, read_untrusted, read_untrusted_text, write_atomic, write_json, write_model_json
+from ptbench.files import (
+    UnsafeFile,
+    file_inside,
+    read_untrusted,
+    read_untrusted_text,
+    write_atomic,
+    write_json,
+    write_model_json,
+)
 
 
 class Thing(BaseModel):
@@ -99,3 +107,16 @@ def test_read_untrusted_text_refuses_non_utf8_and_a_missing_file_stays_not_found
         read_untrusted_text(tmp_path / "bin", 100)
     with pytest.raises(FileNotFoundError):
         read_untrusted(tmp_path / "missing", 100)
+
+
+def test_file_inside_takes_only_plain_files_inside_the_dir_reached_without_links(tmp_path: Path) -> None:
+    root = tmp_path / "out"
+    (root / "inspect").mkdir(parents=True)
+    (root / "inspect" / "log.eval").write_text("{}")
+    (root / "linked").symlink_to(root / "inspect")
+    (tmp_path / "secret").write_text("x")
+    assert file_inside(root, "inspect/log.eval") == (root / "inspect" / "log.eval").resolve()
+    for named, reason in (("../secret", "outside"), ("/etc/passwd", "outside"), ("linked/log.eval", "symlink"),
+                          ("inspect", "not a plain file"), ("missing.eval", "not found")):
+        with pytest.raises(UnsafeFile, match=reason):
+            file_inside(root, named)

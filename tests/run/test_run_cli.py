@@ -6,20 +6,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
-from contextlib import closing
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
-
-from ptbench.paths import cache_dir
-
-RUN_TASKS = Path(__file__).resolve().parent.parent / "fixtures" / "run_tasks"
-RUN_AGENTS = Path(__file__).resolve().parent.parent / "fixtures" / "run_agents"
+from run_helpers import RUN_TASKS, place, query
 
 
 @pytest.fixture(autouse=True)
@@ -27,21 +20,6 @@ def _tiny_model_built(tiny_dir: Path) -> None:
     """The fixture tasks use the tiny model: built (or found) before any test here points PTBENCH_CACHE at it."""
 
 
-def place(tmp: Path) -> SimpleNamespace:
-    """A fresh cwd, HOME and TMPDIR, to see that `ptbench run` writes nowhere else than .ptbench/."""
-    spot = SimpleNamespace(cwd=tmp / "cwd", home=tmp / "home", tmp=tmp / "tmp")
-    for path in vars(spot).values():
-        path.mkdir()
-    spot.env = {
-        "HOME": str(spot.home), "TMPDIR": str(spot.tmp), "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONPATH": str(RUN_AGENTS), "PTBENCH_TEST_LEDGER": str(tmp / "ledger"),
-        # the tiny model the suite already built (the fixture tasks use it): found, never rebuilt here
-        "PTBENCH_CACHE": str(cache_dir()),
-    }
-    spot.store = spot.cwd / ".ptbench" / "results.sqlite"
-    spot.jobs = spot.cwd / ".ptbench" / "jobs"
-    spot.ledger = tmp / "ledger"
-    return spot
 
 
 def complete_json(path: Path) -> bool:
@@ -53,9 +31,6 @@ def complete_json(path: Path) -> bool:
     return True
 
 
-def query(store: Path, sql: str) -> list[tuple]:
-    with closing(sqlite3.connect(store)) as conn:
-        return conn.execute(sql).fetchall()
 
 
 @pytest.fixture(scope="module")

@@ -4,31 +4,14 @@ an agent timeout), then `runs show`; and Harbor's live bar metric."""
 
 from __future__ import annotations
 
-import sqlite3
-from contextlib import closing
-from pathlib import Path
-from types import SimpleNamespace
-
 import pytest
+from run_helpers import RUN_TASKS, place, query
 
-RUN_TASKS = Path(__file__).resolve().parent.parent / "fixtures" / "run_tasks"
 TASKS = ("verdict", "agent_exit", "verifier_error", "agent_timeout")
 
 
-def place(tmp: Path) -> SimpleNamespace:
-    """A fresh cwd, HOME and TMPDIR for `ptbench run`."""
-    spot = SimpleNamespace(cwd=tmp / "cwd", home=tmp / "home", tmp=tmp / "tmp")
-    for path in vars(spot).values():
-        path.mkdir()
-    spot.env = {"HOME": str(spot.home), "TMPDIR": str(spot.tmp), "PYTHONDONTWRITEBYTECODE": "1"}
-    spot.store = spot.cwd / ".ptbench" / "results.sqlite"
-    spot.jobs = spot.cwd / ".ptbench" / "jobs"
-    return spot
 
 
-def query(store: Path, sql: str) -> list[tuple]:
-    with closing(sqlite3.connect(store)) as conn:
-        return conn.execute(sql).fetchall()
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from ptbench.demo.failures import DemoFailed
 from ptbench.demo.phases import DemoPhaseTime, trial_phases
 from ptbench.demo.summary import DemoSummary, Locations, ModelScores, compare, score_model
 from ptbench.errors import first_line
-from ptbench.files import UnsafeFile, read_untrusted
+from ptbench.files import UnsafeFile, file_inside, read_untrusted
 from ptbench.scoring.stats import BoardOutcome
 from ptbench.store.models import JobRecord, TrialRecord
 
@@ -113,22 +113,10 @@ def _phases(demo_phases: list[DemoPhaseTime], trial: TrialRecord | None) -> list
 
 def _inside(out_dir: Path, logged: str) -> Path:
     """The inspect log a verdict names: a plain file inside the verifier's output dir, reached without symlinks."""
-    root = out_dir.resolve()
-    path = Path(os.path.normpath(root / logged))
-    if not path.is_relative_to(root) or path == root:
-        raise UnusableOutput(f"inspect log {logged!r} is outside {out_dir}")
-    step = root
-    for part in path.relative_to(root).parts:
-        step = step / part
-        try:
-            mode = os.lstat(step).st_mode
-        except OSError:
-            raise UnusableOutput(f"inspect log {logged!r} not found in {out_dir}") from None
-        if stat.S_ISLNK(mode):
-            raise UnusableOutput(f"inspect log {logged!r} is reached through a symlink")
-    if not stat.S_ISREG(mode):
-        raise UnusableOutput(f"inspect log {logged!r} is not a plain file")
-    return path
+    try:
+        return file_inside(out_dir, logged)
+    except UnsafeFile as exc:
+        raise UnusableOutput(f"inspect log {exc}") from None
 
 
 def _read_capped(path: Path) -> bytes:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from ptbench.catalog.spec import TaskSpec
 from ptbench.errors import UserError, first_line, validation_line
-from ptbench.files import UnsafeFile, read_untrusted_text
+from ptbench.files import UnsafeFile, file_inside, read_untrusted_text
 from ptbench.run.agents import agent_label, seed_of
 from ptbench.run.export import VerifierFailure
 from ptbench.run.labels import environment_label
@@ -291,22 +291,10 @@ def _agent_exit_code(trial_dir: Path, exc: ExceptionInfo | None) -> int | None:
 
 def _inside(root_dir: Path, logged: str) -> str | None:
     """A path the verdict names, if it is a plain file inside `root_dir` reached without symlinks."""
-    if os.path.isabs(logged):
+    try:
+        return str(file_inside(root_dir, logged))
+    except UnsafeFile:
         return None
-    root = root_dir.resolve()
-    path = Path(os.path.normpath(root / logged))
-    if not path.is_relative_to(root) or path == root:
-        return None
-    step = root
-    for part in path.relative_to(root).parts:
-        step = step / part
-        try:
-            mode = os.lstat(step).st_mode
-        except OSError:
-            return None
-        if stat.S_ISLNK(mode):
-            return None
-    return str(path) if stat.S_ISREG(mode) else None
 
 
 def _unknown_trial(trial_dir: Path, job_id: str, reason: str) -> TrialRecord:
