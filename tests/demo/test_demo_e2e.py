@@ -19,9 +19,9 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from ptbench.demo import DemoSummary, run_demo
-from ptbench.demo.boards import read_boards
 from ptbench.errors import UserError
 from ptbench.reference.config import TINY_FROGS, EvalSettings, GrpoSettings, SftSettings, Stage, dump_recipe
+from ptbench.scoring.boards import read_boards
 
 BOARDS = 4
 K = 2

@@ -1,4 +1,4 @@
-"""The summary's numbers and tables from hand-made board outcomes (the e2e test builds them from real files)."""
+"""The summary's tables from hand-made board outcomes (the e2e test builds them from real files)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import io
 from rich.console import Console
 
 from ptbench.demo.phases import DemoPhaseTime
-from ptbench.demo.summary import DemoSummary, Locations, compare, render, score_model
-from ptbench.scoring.stats import BoardOutcome, wilson
+from ptbench.demo.summary import DemoSummary, Locations, ModelScores, render
+from ptbench.scoring.frogs import compare, score_boards
+from ptbench.scoring.stats import BoardOutcome
 
 
 def _boards(solved: list[int], parsed: list[int]) -> list[BoardOutcome]:
@@ -16,9 +17,9 @@ def _boards(solved: list[int], parsed: list[int]) -> list[BoardOutcome]:
             for i, (s, p) in enumerate(zip(solved, parsed, strict=True))]
 
 
-def _scores(label: str, boards: list[BoardOutcome]):  # noqa: ANN202
-    return score_model(label, boards, 4, scored="submission", fallback_reasons=[], reward=None, details="d.json",
-                       inspect_log="x.eval", resamples=300)
+def _scores(label: str, boards: list[BoardOutcome]) -> ModelScores:
+    return ModelScores(label=label, scored="submission", reward=None, details="d.json", inspect_log="x.eval",
+                       **score_boards(boards, 4, 300).model_dump())
 
 
 def _summary(base: list[BoardOutcome], trained: list[BoardOutcome]) -> DemoSummary:
@@ -31,15 +32,6 @@ def _summary(base: list[BoardOutcome], trained: list[BoardOutcome]) -> DemoSumma
                                DemoPhaseTime(name="base model on the held-out boards", seconds=30.0, source="demo"),
                                DemoPhaseTime(name="verifier", seconds=20.0, source="harbor")],
                        locations=where)
-
-
-def test_rates_pool_samples_and_pass_at_k_averages_boards() -> None:
-    boards = _boards([0, 1, 4, 0], [4, 4, 4, 0])
-    scores = _scores("m", boards)
-    assert (scores.boards, scores.samples) == (4, 16)
-    assert scores.pass_at_1 == wilson(5, 16)
-    assert scores.format_compliance == wilson(12, 16)
-    assert scores.pass_at_k.estimate == 0.5  # boards solved at least once in 4 of 4 draws: b1 and b2
 
 
 def test_a_clear_gain_is_called_a_win_and_the_table_says_where_things_are() -> None:

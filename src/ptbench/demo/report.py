@@ -13,13 +13,14 @@ import stat
 from pathlib import Path
 
 from ptbench.catalog.spec import TaskSpec
-from ptbench.demo.boards import read_boards
 from ptbench.demo.config import DemoConfig, DemoPaths
 from ptbench.demo.failures import DemoFailed
 from ptbench.demo.phases import DemoPhaseTime, trial_phases
-from ptbench.demo.summary import DemoSummary, Locations, ModelScores, compare, score_model
+from ptbench.demo.summary import DemoSummary, Locations, ModelScores
 from ptbench.errors import first_line
 from ptbench.files import UnsafeFile, file_inside, read_untrusted
+from ptbench.scoring.boards import read_boards
+from ptbench.scoring.frogs import compare, score_boards
 from ptbench.scoring.stats import BoardOutcome
 from ptbench.store.models import JobRecord, TrialRecord
 
@@ -95,8 +96,9 @@ def _scores(label: str, out_dir: Path, k: int, resamples: int) -> tuple[ModelSco
     boards = read_boards(log)
     if not boards:
         raise UnusableOutput(f"{log} scored no board")
-    scores = score_model(label, boards, k, scored=verdict.scored, fallback_reasons=verdict.fallback_reasons,
-                         reward=verdict.reward, details=str(details), inspect_log=str(log), resamples=resamples)
+    scores = ModelScores(label=label, scored=verdict.scored, fallback_reasons=verdict.fallback_reasons,
+                         reward=verdict.reward, details=str(details), inspect_log=str(log),
+                         **score_boards(boards, k, resamples).model_dump())
     return scores, boards
 
 

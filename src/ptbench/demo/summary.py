@@ -6,7 +6,6 @@ from files: the verifier's details.json and inspect log of each model, and the t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -15,15 +14,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ptbench.demo.phases import DemoPhaseTime
-from ptbench.scoring.stats import (
-    BoardOutcome,
-    Interval,
-    bootstrap_pass_at_k,
-    paired_difference,
-    parse_rate,
-    pass_at,
-    wilson,
-)
+from ptbench.scoring.frogs import BoardScores, Comparison
+from ptbench.scoring.stats import Interval
 
 INSPECT_NAMES = ("base model", "post-trained")
 
@@ -32,30 +24,15 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class ModelScores(_Frozen):
-    """One model's results on the held-out boards."""
+class ModelScores(BoardScores):
+    """One model's results on the held-out boards (the scoring package's board scores) and where they come from."""
 
     label: str
     scored: Literal["submission", "base"] = Field(description="whose model the verifier actually scored")
     fallback_reasons: list[str] = Field(default_factory=list)
-    boards: int
-    samples: int
-    k: int
-    pass_at_1: Interval
-    pass_at_k: Interval
-    format_compliance: Interval = Field(description="share of samples that parse strictly")
     reward: float | None = Field(description="reward.json's reward, as the verifier wrote it")
     details: str = Field(description="the verifier's details.json")
     inspect_log: str
-
-
-class Comparison(_Frozen):
-    """Post-trained minus base on the boards both were scored on (paired bootstrap)."""
-
-    pass_at_1: Interval
-    pass_at_k: Interval
-    format_compliance: Interval
-    beats_base: bool = Field(description="the pass@1 improvement's interval lies above 0")
 
 
 class Locations(_Frozen):
@@ -93,30 +70,6 @@ class DemoSummary(_Frozen):
     def measured_seconds(self) -> float:
         """Seconds of the demo's own steps, set-up excluded (the demo's time target)."""
         return round(sum(p.seconds or 0.0 for p in self.phases if p.source == "demo" and not p.setup), 1)
-
-
-def score_model(label: str, boards: Sequence[BoardOutcome], k: int, *, scored: Literal["submission", "base"],
-                fallback_reasons: list[str], reward: float | None, details: str, inspect_log: str,
-                resamples: int) -> ModelScores:
-    """Rates with intervals: Wilson over all samples for pass@1 and format, a board bootstrap for pass@k."""
-    if not boards:
-        raise ValueError(f"{label}: the evaluation scored no board")
-    samples = sum(b.samples for b in boards)
-    return ModelScores(
-        label=label, scored=scored, fallback_reasons=fallback_reasons, boards=len(boards), samples=samples, k=k,
-        pass_at_1=wilson(sum(b.solved for b in boards), samples),
-        pass_at_k=bootstrap_pass_at_k(boards, k, resamples=resamples),
-        format_compliance=wilson(sum(b.parsed for b in boards), samples),
-        reward=reward, details=details, inspect_log=inspect_log,
-    )
-
-
-def compare(trained: Sequence[BoardOutcome], base: Sequence[BoardOutcome], k: int, resamples: int) -> Comparison:
-    """The paired improvement of the post-trained model over its base."""
-    one = paired_difference(trained, base, pass_at(1), resamples=resamples)
-    return Comparison(pass_at_1=one, pass_at_k=paired_difference(trained, base, pass_at(k), resamples=resamples),
-                      format_compliance=paired_difference(trained, base, parse_rate, resamples=resamples),
-                      beats_base=one.low > 0)
 
 
 def render(summary: DemoSummary) -> RenderableType:

@@ -1,4 +1,5 @@
-"""Confidence intervals for the demo's summary: Wilson for rates over samples, a bootstrap over boards for pass@k.
+"""Confidence intervals and spreads: Wilson for rates over samples, a bootstrap over boards for pass@k, a normal
+interval from a logged standard error, and the mean and standard deviation over seeds.
 
 Samples of one board are not independent (the same board, k draws), so pass@k, which averages a
 per-board estimate (the frogs engine's unbiased estimator), gets a percentile bootstrap that
@@ -10,10 +11,11 @@ is what says whether a post-trained model beats its base by more than the noise.
 from __future__ import annotations
 
 import math
-import random
+import statistics
 from collections.abc import Callable, Sequence
 from statistics import NormalDist, fmean
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ptbench.frogs.metrics import pass_at_k
@@ -39,7 +41,8 @@ class Interval(BaseModel):
 
 
 class BoardOutcome(BaseModel):
-    """One held-out board's samples: how many were drawn, solved, and strictly parsed."""
+    """One held-out board's samples: how many were drawn, solved, and strictly parsed (and, where the scorer says,
+    solved and parsed by the lenient parser)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -48,6 +51,25 @@ class BoardOutcome(BaseModel):
     samples: int = Field(ge=1)
     solved: int = Field(ge=0)
     parsed: int = Field(ge=0)
+    lenient_solved: int | None = Field(None, ge=0, description="None: the scorer has no lenient parse")
+    lenient_parsed: int | None = Field(None, ge=0)
+
+
+class MeanStd(BaseModel):
+    """A mean over n values (seeds, base models) and their sample standard deviation (None below two values)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mean: float
+    std: float | None
+    n: int = Field(ge=1)
+
+
+def mean_std(values: Sequence[float]) -> MeanStd | None:
+    """The mean and sample standard deviation of `values`; None when there are none (missing, never 0)."""
+    if not values:
+        return None
+    return MeanStd(mean=fmean(values), std=statistics.stdev(values) if len(values) > 1 else None, n=len(values))
 
 
 def wilson(successes: int, trials: int, confidence: float = DEFAULT_CONFIDENCE) -> Interval:
@@ -65,6 +87,14 @@ def wilson(successes: int, trials: int, confidence: float = DEFAULT_CONFIDENCE) 
 
 BoardValue = Callable[[BoardOutcome], float]
 """A per-board number: its pass@k, its format-compliance rate, ..."""
+
+
+def normal_interval(estimate: float, standard_error: float, confidence: float = DEFAULT_CONFIDENCE, *,
+                    method: str) -> Interval:
+    """estimate +- z * standard error, clipped to [0, 1] (scores are rates or means of [0, 1] scores)."""
+    half = _z(confidence) * standard_error
+    return Interval(estimate=estimate, low=max(0.0, estimate - half), high=min(1.0, estimate + half),
+                    confidence=confidence, method=method)
 
 
 def pass_at(k: int) -> BoardValue:
@@ -100,12 +130,12 @@ def _bootstrap(values: Sequence[float], confidence: float, resamples: int, seed:
         raise ValueError("no boards to bootstrap over")
     if resamples < 1:
         raise ValueError("resamples must be at least 1")
-    rng = random.Random(seed)
     m = len(values)
-    means = sorted(fmean([values[rng.randrange(m)] for _ in range(m)]) for _ in range(resamples))
+    picks = np.random.default_rng(seed).integers(0, m, size=(resamples, m))
+    means = np.sort(np.asarray(values, dtype=float)[picks].mean(axis=1))
     tail = (1 - confidence) / 2
-    low = means[max(0, math.floor(tail * resamples))]
-    high = means[min(resamples - 1, math.ceil((1 - tail) * resamples) - 1)]
+    low = float(means[max(0, math.floor(tail * resamples))])
+    high = float(means[min(resamples - 1, math.ceil((1 - tail) * resamples) - 1)])
     return Interval(estimate=fmean(values), low=low, high=high, confidence=confidence,
                     method=f"bootstrap over {m} boards")
 

@@ -1,4 +1,4 @@
-"""The demo's summary statistics: Wilson intervals, board bootstraps of pass@k (plain and paired)."""
+"""The scoring statistics: Wilson intervals, board bootstraps of pass@k (plain and paired)."""
 
 from __future__ import annotations
 
