@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "ptbench.cli.tasks",
     "ptbench.cli.run",
     "ptbench.cli.runs",
+    "ptbench.cli.score",
     "ptbench.cli.models",
     "ptbench.cli.verify",
     "ptbench.cli.reference",

@@ -1,8 +1,10 @@
-"""Reading the results store: trial summaries for `runs list`, one full trial for `runs show`."""
+"""Reading the results store: trial summaries for `runs list`, one full trial for `runs show`, trials with their
+metrics for `score`."""
 
 from __future__ import annotations
 
 import sqlite3
+from collections import defaultdict
 
 from pydantic import BaseModel
 
@@ -46,6 +48,21 @@ def list_trials(conn: sqlite3.Connection, job: str | None = None) -> list[TrialS
     return [
         TrialSummary(job_name=r["job_name"], trial=_trial_row(r))
         for r in rows
+    ]
+
+
+def list_records(conn: sqlite3.Connection, job: str | None = None) -> list[tuple[str, TrialRecord]]:
+    """The trials of `list_trials`, each with its job's name and its metrics (phases left out)."""
+    metrics: dict[tuple[str, str], list[MetricRow]] = defaultdict(list)
+    for row in conn.execute(
+        "SELECT t.job_id, t.trial_name, m.source, m.name, m.value FROM metrics m JOIN trials t ON t.id = m.trial "
+        "ORDER BY m.source DESC, m.name"
+    ):
+        metrics[(row["job_id"], row["trial_name"])].append(
+            MetricRow(source=row["source"], name=row["name"], value=row["value"]))
+    return [
+        (s.job_name, TrialRecord(trial=s.trial, metrics=tuple(metrics[(s.trial.job_id, s.trial.trial_name)])))
+        for s in list_trials(conn, job)
     ]
 
 

@@ -14,12 +14,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rich.console import Console
 
 from ptbench import __version__
 from ptbench.benchmarks.registry import BenchmarkDef, get_benchmark
-from ptbench.errors import UserError
+from ptbench.errors import UserError, first_line, validation_line
 from ptbench.files import write_model_json
 from ptbench.models.registry import get_base_model
 from ptbench.paths import work_dir
@@ -80,9 +80,18 @@ def baseline_path(benchmark: str, model: str, mode: Mode) -> Path:
     return baselines_dir() / benchmark / model / f"{mode}.json"
 
 
-def load_baselines() -> list[BaselineRecord]:
-    """Every stored baseline (what the scores use)."""
-    return [BaselineRecord.model_validate_json(p.read_text()) for p in sorted(baselines_dir().glob("*/*/*.json"))]
+def load_baselines(directory: Path | None = None) -> list[BaselineRecord]:
+    """Every baseline stored under `directory` (default `baselines_dir()`), what the scores use; an unreadable
+    record is a UserError naming it."""
+    records = []
+    for path in sorted((directory or baselines_dir()).glob("*/*/*.json")):
+        try:
+            records.append(BaselineRecord.model_validate_json(path.read_bytes()))
+        except ValidationError as exc:
+            raise UserError(f"baseline record {path} is unreadable: {validation_line(exc)}") from None
+        except OSError as exc:
+            raise UserError(f"baseline record {path} is unreadable: {first_line(exc)}") from None
+    return records
 
 
 def run_baseline(request: BaselineRequest, console: Console) -> BaselineRecord:

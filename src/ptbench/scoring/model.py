@@ -1,0 +1,155 @@
+"""`ptbench score --json`: the versioned result model (what the report reads). Missing values are None, never 0.
+
+Shape: the filters and the weights used; one `TrialScore` per trial; one `CellScore` per (agent, benchmark,
+base model) over seeds; one `BenchmarkScore` per (agent, benchmark), the mean over base models; one
+`AgentAggregate` per agent, PostTrainBench's weighted average; the baselines beside them (`BaselineScore` per
+mode, benchmark and base model, and per benchmark with `base_model` None; `BaselineAggregate` per mode).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ptbench.scoring.frogs import TierScores
+from ptbench.scoring.stats import Interval, MeanStd
+from ptbench.scoring.weights import Weights
+from ptbench.store.models import Scored, TrialStatus
+
+SCORES_SCHEMA_VERSION: Literal[1] = 1
+
+Rule = Literal["verified", "base-fallback", "base-by-rule", "not-counted"]
+"""What the rules make of a trial. verified: the verifier's score of the submission counts; base-fallback: the
+verifier scored the base model instead (missing, broken or flagged submission) and that counts; base-by-rule: the
+agent failed and left no verified score, so the base model's score counts (missing when it was never measured);
+not-counted: no verified score and not the agent's doing (verifier, environment, sandbox, cancelled, unknown): rerun
+or re-verify it."""
+Integrity = Literal["passed", "flagged", "not checked"]
+BaselineMode = Literal["zero-shot", "few-shot", "instruct"]
+Source = Literal["measured", "published"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ScoreFilters(_Model):
+    """Which trials of the store were scored (None: all)."""
+
+    job: str | None = None
+    agent: str | None = None
+    task: str | None = None
+    benchmark: str | None = None
+    base_model: str | None = None
+
+
+class TrialScore(_Model):
+    """One trial: its verified score and interval, the base model's score, integrity, and what the rules count."""
+
+    job: str = Field(description="the job's name")
+    trial: str = Field(description="Harbor's trial name")
+    trial_id: str | None
+    task: str | None
+    agent: str | None
+    benchmark: str | None
+    base_model: str | None
+    seed: int | None
+    status: TrialStatus
+    reason: str | None
+    verified_score: float | None = Field(description="the verifier's verified score; None when it gave none")
+    scored: Scored | None = Field(description="whose score verified_score is: the submission's or the base model's")
+    interval: Interval | None = Field(description="95% interval of verified_score, when the evaluation allows one")
+    base_score: float | None = Field(description="the base model's score on this benchmark, when known")
+    base_score_source: str | None = Field(description="where base_score comes from")
+    integrity: Integrity
+    integrity_flags: list[str] = Field(default_factory=list)
+    rule: Rule
+    rule_note: str = Field(description="the rule in words")
+    counted_score: float | None = Field(description="the score the rules count; None: not counted or not known")
+    frogs: list[TierScores] | None = Field(None, description="frogs: scores over all boards (tier `all`), then "
+                                           "per tier; None for other benchmarks or an unreadable log")
+    frogs_note: str | None = Field(None, description="why a frogs trial has no per-tier scores")
+
+
+class FrogsTierSpread(_Model):
+    """One frogs tier of a cell: each rate's mean and standard deviation over the cell's trials."""
+
+    tier: str
+    pass_at_k: MeanStd
+    lenient_pass_at_k: MeanStd | None
+    format_compliance: MeanStd
+    lenient_format_compliance: MeanStd | None
+
+
+class CellScore(_Model):
+    """One (agent, benchmark, base model): the counted scores' mean and spread over seeds."""
+
+    agent: str | None
+    benchmark: str | None
+    base_model: str | None
+    score: MeanStd | None = Field(description="over the trials with a counted score; None: none has one")
+    seeds: list[int | None] = Field(description="seeds of the counted trials")
+    trials: int = Field(description="trials in the cell, counted or not")
+    not_counted: dict[str, int] = Field(default_factory=dict, description="status -> trials without a counted score")
+    frogs: list[FrogsTierSpread] | None = None
+
+
+class BenchmarkScore(_Model):
+    """One (agent, benchmark): the mean over base models of the cells' means (PostTrainBench's first step)."""
+
+    agent: str | None
+    benchmark: str
+    score: float | None
+    base_models: list[str | None]
+
+
+class AgentAggregate(_Model):
+    """PostTrainBench's aggregate of one agent: the weighted average of its benchmark scores."""
+
+    agent: str | None
+    score: float | None = Field(description="sum of weight x benchmark score, weights renormalised over the "
+                                "agent's benchmarks; None without any")
+    std: float | None = Field(description="standard deviation of the per-seed aggregates (seeds present in every "
+                              "cell of the agent); None below two such seeds")
+    seeds: list[int | None] = Field(description="the seeds behind std")
+    benchmarks: list[str]
+    missing_benchmarks: list[str] = Field(description="aggregated benchmarks this agent has no score on")
+    complete: bool
+
+
+class BaselineScore(_Model):
+    """A reference score: the base model zero-/few-shot or its instruct twin; per base model, or (base_model None)
+    the mean over base models."""
+
+    mode: BaselineMode
+    benchmark: str
+    base_model: str | None
+    score: float | None
+    source: Source | None = Field(description="measured with `ptbench baseline`, or PostTrainBench's published "
+                                  "figure; None when neither exists")
+
+
+class BaselineAggregate(_Model):
+    """A baseline mode's weighted average over the aggregated benchmarks, with the same weights as the agents."""
+
+    mode: BaselineMode
+    score: float | None
+    sources: list[Source] = Field(description="where its benchmark scores come from")
+
+
+class ScoreReport(_Model):
+    """Everything `ptbench score` computed from a results store (and the stored baselines)."""
+
+    schema_version: Literal[1] = SCORES_SCHEMA_VERSION
+    store: str
+    baselines_dir: str
+    filters: ScoreFilters
+    confidence: float
+    weights: Weights
+    trials: list[TrialScore]
+    cells: list[CellScore]
+    benchmarks: list[BenchmarkScore]
+    aggregates: list[AgentAggregate]
+    baselines: list[BaselineScore]
+    baseline_aggregates: list[BaselineAggregate]

@@ -1,0 +1,176 @@
+"""`ptbench score`'s outputs: rich tables (missing cells `—`), JSON (the `ScoreReport` model) and CSV (one tidy
+table, a `section` column saying which part a row is; missing cells empty)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from ptbench.scoring.model import BaselineMode, BaselineScore, ScoreReport
+from ptbench.scoring.stats import Interval, MeanStd
+
+MISSING = "—"
+CSV_COLUMNS = ("section", "agent", "benchmark", "base_model", "mode", "job", "trial", "seed", "tier", "metric",
+               "status", "rule", "score", "low", "high", "std", "n", "source", "integrity", "note")
+FROGS_RATES = ("pass_at_k", "lenient_pass_at_k", "pass_at_1", "format_compliance", "lenient_format_compliance")
+
+
+def to_json(report: ScoreReport) -> str:
+    """The report as JSON (versioned by `schema_version`)."""
+    return report.model_dump_json(indent=2) + "\n"
+
+
+def to_csv(report: ScoreReport) -> str:
+    """The report as one CSV table."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in _csv_rows(report):
+        writer.writerow({name: "" if row.get(name) is None else row[name] for name in CSV_COLUMNS})
+    return out.getvalue()
+
+
+def render(report: ScoreReport) -> RenderableType:
+    """The leaderboard with baselines, the cells over seeds, the trials, and frogs per tier."""
+    weights = report.weights
+    head = Text.assemble(("weights: ", "bold"), weights.source,
+                         f" ({weights.note})" if weights.note else "", "  ",
+                         ", ".join(f"{name} {value:.4f}" for name, value in weights.weights.items()))
+    legend = Text("per benchmark: the mean over base models; aggregate: the weighted average (± std over seeds); "
+                  "p: PostTrainBench's published figure (mean over its four base models); —: missing", style="dim")
+    parts: list[RenderableType] = [_leaderboard(report), legend, head, _cells(report), _trials(report)]
+    if any(t.frogs for t in report.trials):
+        parts.append(_frogs(report))
+    return Group(*parts)
+
+
+def _leaderboard(report: ScoreReport) -> Table:
+    names = list(report.weights.weights) + [b for b in dict.fromkeys(s.benchmark for s in report.benchmarks)
+                                            if b not in report.weights.weights]
+    table = Table(title="leaderboard", title_justify="left")
+    for column in ("agent", *names, "aggregate"):
+        table.add_column(column, justify="left" if column == "agent" else "right")
+    for agg in report.aggregates:
+        scores = {b.benchmark: b.score for b in report.benchmarks if b.agent == agg.agent}
+        text = _number(agg.score)
+        if agg.score is not None:
+            text += f" ± {agg.std:.3f}" if agg.std is not None else ""
+            text += "" if agg.complete else f" (partial: {len(agg.benchmarks)} of {len(report.weights.weights)})"
+        table.add_row(Text(agg.agent or MISSING), *(_number(scores.get(n)) for n in names), text)
+    rows: dict[BaselineMode, dict[str, BaselineScore]] = {}
+    for b in report.baselines:
+        if b.base_model is None:
+            rows.setdefault(b.mode, {})[b.benchmark] = b
+    totals = {a.mode: a for a in report.baseline_aggregates}
+    for mode, by_bench in rows.items():
+        total = totals.get(mode)
+        published = total is not None and total.sources == ["published"]
+        table.add_row(Text(_mode_label(mode), style="dim"), *(_baseline(by_bench.get(n)) for n in names),
+                      _number(total.score if total else None) + (" p" if published else ""), style="dim")
+    return table
+
+
+def _cells(report: ScoreReport) -> Table:
+    table = Table("agent", "benchmark", "base model", "mean", "std", "n", "seeds", "not counted",
+                  title="per agent, benchmark and base model: the counted scores over seeds", title_justify="left")
+    for c in report.cells:
+        score = c.score
+        table.add_row(*map(Text, (c.agent or MISSING, c.benchmark or MISSING, c.base_model or MISSING)),
+                      _number(score.mean if score else None), _number(score.std if score else None),
+                      str(score.n if score else 0), ", ".join(_seed(s) for s in c.seeds) or MISSING,
+                      ", ".join(f"{status} {n}" for status, n in c.not_counted.items()) or MISSING)
+    return table
+
+
+def _trials(report: ScoreReport) -> Table:
+    table = Table("job", "trial", "agent", "benchmark", "base", "seed", "status", "verified [95%]", "base score",
+                  "integrity", "rule", "counted", title="trials", title_justify="left")
+    for t in report.trials:
+        verified = _interval(t.interval) if t.interval else _number(t.verified_score)
+        if t.scored == "base":
+            verified += " (base)"
+        integrity = t.integrity + (f": {'; '.join(t.integrity_flags)}" if t.integrity_flags else "")
+        table.add_row(*map(Text, (t.job, t.trial, t.agent or MISSING, t.benchmark or MISSING, t.base_model or MISSING,
+                                  _seed(t.seed), t.status, verified, _number(t.base_score), integrity, t.rule,
+                                  _number(t.counted_score))))
+    return table
+
+
+def _frogs(report: ScoreReport) -> Table:
+    table = Table("trial", "agent", "tier", "boards", "pass@k [95%]", "lenient pass@k", "pass@1", "format",
+                  "lenient format", title="frogs per tier (strict = official; lenient = what a lax parser would say)",
+                  title_justify="left")
+    for t in report.trials:
+        for tier in t.frogs or []:
+            table.add_row(Text(t.trial), Text(t.agent or MISSING), tier.tier, str(tier.boards),
+                          f"k={tier.k} " + _interval(tier.pass_at_k), _interval(tier.lenient_pass_at_k),
+                          _interval(tier.pass_at_1), _interval(tier.format_compliance),
+                          _interval(tier.lenient_format_compliance))
+    return table
+
+
+def _csv_rows(report: ScoreReport) -> Iterable[dict[str, object]]:
+    for name, value in report.weights.weights.items():
+        yield {"section": "weight", "benchmark": name, "score": value, "source": report.weights.source,
+               "note": report.weights.note}
+    for a in report.aggregates:
+        yield {"section": "aggregate", "agent": a.agent, "score": a.score, "std": a.std, "n": len(a.seeds),
+               "note": None if a.complete else "partial: missing " + " ".join(a.missing_benchmarks)}
+    for b in report.benchmarks:
+        yield {"section": "benchmark", "agent": b.agent, "benchmark": b.benchmark, "score": b.score,
+               "n": len(b.base_models)}
+    for c in report.cells:
+        yield {"section": "cell", "agent": c.agent, "benchmark": c.benchmark, "base_model": c.base_model,
+               **_spread(c.score), "note": " ".join(f"{s}:{n}" for s, n in c.not_counted.items()) or None}
+    for ba in report.baseline_aggregates:
+        yield {"section": "baseline-aggregate", "mode": ba.mode, "score": ba.score, "source": " ".join(ba.sources)}
+    for bs in report.baselines:
+        yield {"section": "baseline", "mode": bs.mode, "benchmark": bs.benchmark, "base_model": bs.base_model,
+               "score": bs.score, "source": bs.source}
+    for t in report.trials:
+        trial = {"agent": t.agent, "benchmark": t.benchmark, "base_model": t.base_model, "job": t.job,
+                 "trial": t.trial, "seed": t.seed}
+        yield {"section": "trial", **trial, "status": t.status, "rule": t.rule, "score": t.counted_score,
+               **_bounds(t.interval), "source": t.scored, "integrity": t.integrity,
+               "note": "; ".join(t.integrity_flags) or t.reason}
+        for tier in t.frogs or []:
+            for metric in FROGS_RATES:
+                rate: Interval | None = getattr(tier, metric)
+                yield {"section": "frogs-tier", **trial, "tier": tier.tier, "metric": metric,
+                       "score": rate.estimate if rate else None, **_bounds(rate), "n": tier.boards,
+                       "note": f"k={tier.k}; n = boards"}
+
+
+def _spread(score: MeanStd | None) -> dict[str, object]:
+    return {"score": score.mean, "std": score.std, "n": score.n} if score else {"n": 0}
+
+
+def _bounds(interval: Interval | None) -> dict[str, object]:
+    return {"low": interval.low, "high": interval.high} if interval else {}
+
+
+def _baseline(score: BaselineScore | None) -> str:
+    if score is None or score.score is None:
+        return MISSING
+    return f"{score.score:.3f}" + (" p" if score.source == "published" else "")
+
+
+def _mode_label(mode: str) -> str:
+    return "instruct" if mode == "instruct" else f"base {mode}"
+
+
+def _number(value: float | None) -> str:
+    return MISSING if value is None else f"{value:.3f}"
+
+
+def _interval(interval: Interval | None) -> str:
+    return MISSING if interval is None else interval.text()
+
+
+def _seed(seed: int | None) -> str:
+    return MISSING if seed is None else str(seed)
