@@ -35,15 +35,18 @@ def cells(trials: Sequence[TrialScore]) -> list[CellScore]:
 
 
 def benchmark_scores(cell_scores: Sequence[CellScore]) -> list[BenchmarkScore]:
-    """Per (agent, benchmark): the mean over base models of the cells' means (cells without a score left out)."""
-    groups: dict[tuple[str | None, str], list[CellScore]] = defaultdict(list)
+    """Per agent and benchmark of the selection (every pair: a missing one has score None): the mean over base
+    models of the cells' means (cells without a score left out)."""
+    agents = list(dict.fromkeys(c.agent for c in cell_scores))
+    names = list(dict.fromkeys(c.benchmark for c in cell_scores if c.benchmark is not None))
+    scored: dict[tuple[str | None, str], list[CellScore]] = defaultdict(list)
     for cell in cell_scores:
-        if cell.benchmark is not None:
-            groups[(cell.agent, cell.benchmark)].append(cell)
+        if cell.benchmark is not None and cell.score is not None:
+            scored[(cell.agent, cell.benchmark)].append(cell)
     return [
-        BenchmarkScore(agent=agent, benchmark=benchmark, score=_mean(c.score.mean for c in group if c.score),
-                       base_models=[c.base_model for c in group if c.score])
-        for (agent, benchmark), group in groups.items()
+        BenchmarkScore(agent=agent, benchmark=name, score=_mean(c.score.mean for c in group if c.score),
+                       base_models=[c.base_model for c in group])
+        for agent in agents for name in names for group in [scored.get((agent, name), [])]
     ]
 
 

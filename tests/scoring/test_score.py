@@ -1,0 +1,229 @@
+"""`ptbench score` on a real store ingested from job dirs: the aggregate against hand-computed values, published and
+measured weights, missing cells, the spread over seeds, the rules for trials without a verified score, integrity,
+frogs per tier, and the three outputs."""
+
+from __future__ import annotations
+
+import csv
+import io
+import statistics
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from ptbench.files import write_model_json
+from ptbench.scoring.model import ScoreFilters, ScoreReport
+from ptbench.scoring.output import MISSING, render, to_csv
+from ptbench.scoring.scores import score_store
+from ptbench.scoring.stats import wilson
+from ptbench.scoring.weights import PUBLISHED
+from ptbench.verify.baseline import BaselineRecord, Mode
+
+from .job_dirs import Trial
+
+ALPHA = [
+    Trial("alpha", "gsm8k", "qwen3-1.7b", 0, reward=0.6, stderr=0.05),
+    Trial("alpha", "gsm8k", "qwen3-1.7b", 1, reward=0.7),
+    Trial("alpha", "gsm8k", "qwen3-4b", 0, reward=0.8),
+    Trial("alpha", "gsm8k", "qwen3-4b", 1, reward=0.9),
+    Trial("alpha", "humaneval", "qwen3-1.7b", 0, reward=0.3),
+    Trial("alpha", "humaneval", "qwen3-1.7b", 1, reward=0.5),
+]
+BETA = [
+    Trial("beta", "gsm8k", "qwen3-1.7b", 0, reward=0.5),
+    Trial("beta", "gsm8k", "qwen3-1.7b", 1, outcome="agent-timeout"),
+    Trial("beta", "gsm8k", "qwen3-1.7b", 2, outcome="verifier-error"),
+]
+
+
+def score(store: Path, **filters: str) -> ScoreReport:
+    return score_store(store, store.parent / "baselines", ScoreFilters(**filters), resamples=200)
+
+
+def store_baselines(store: Path, records: dict[tuple[str, str, Mode], float]) -> None:
+    """Baseline records where `ptbench baseline` would leave them (baselines/ beside the store)."""
+    for (benchmark, model, mode), value in records.items():
+        path = store.parent / "baselines" / benchmark / model / f"{mode}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_model_json(path, BaselineRecord(
+            benchmark=benchmark, model=model, mode=mode, evaluated=model, split="test", limit=None, samples=10,
+            main_metric="accuracy", score=value, metrics={}, chat_template=None, inspect_log="x.eval",
+            created_at="2026-11-01T00:00:00+00:00"))
+
+
+def by_agent(report: ScoreReport, agent: str, benchmark: str) -> float | None:
+    return next(b.score for b in report.benchmarks if (b.agent, b.benchmark) == (agent, benchmark))
+
+
+def test_the_aggregate_is_the_published_weighting_of_means_over_base_models(make_store) -> None:
+    report = score(make_store({"j1": ALPHA}))
+    assert report.weights.source == "published"
+    assert "no measured instruct and zero-shot baselines" in (report.weights.note or "")
+    w_gsm, w_he = (PUBLISHED[n].weight / (PUBLISHED["gsm8k"].weight + PUBLISHED["humaneval"].weight)
+                   for n in ("gsm8k", "humaneval"))
+    assert report.weights.weights == pytest.approx({"gsm8k": w_gsm, "humaneval": w_he})
+    cells = {(c.benchmark, c.base_model): c for c in report.cells}
+    assert cells[("gsm8k", "qwen3-1.7b")].score.mean == pytest.approx(0.65)
+    assert cells[("gsm8k", "qwen3-1.7b")].score.std == pytest.approx(statistics.stdev([0.6, 0.7]))
+    assert cells[("gsm8k", "qwen3-4b")].score.n == 2 and cells[("gsm8k", "qwen3-4b")].seeds == [0, 1]
+    assert by_agent(report, "alpha", "gsm8k") == pytest.approx(0.75)  # (0.65 + 0.85) / 2
+    assert by_agent(report, "alpha", "humaneval") == pytest.approx(0.40)
+    [alpha] = report.aggregates
+    assert alpha.score == pytest.approx(w_gsm * 0.75 + w_he * 0.40)
+    per_seed = [w_gsm * 0.7 + w_he * 0.3, w_gsm * 0.8 + w_he * 0.5]  # seed 0, seed 1
+    assert alpha.std == pytest.approx(statistics.stdev(per_seed)) and alpha.seeds == [0, 1]
+    assert alpha.complete and alpha.missing_benchmarks == []
+    interval = report.trials[0].interval  # the logged standard error: 0.6 +- 1.96 x 0.05
+    assert interval is not None and interval.low == pytest.approx(0.6 - 1.95996 * 0.05, abs=1e-4)
+    instruct = next(b for b in report.baseline_aggregates if b.mode == "instruct")
+    assert instruct.sources == ["published"]
+    assert instruct.score == pytest.approx(w_gsm * PUBLISHED["gsm8k"].instruct + w_he * PUBLISHED["humaneval"].instruct)
+
+
+def test_measured_baselines_give_the_weights_and_the_base_models_score(make_store) -> None:
+    store = make_store({"j1": ALPHA, "j2": BETA})
+    store_baselines(store, {
+        ("gsm8k", "qwen3-1.7b", "instruct"): 0.8, ("gsm8k", "qwen3-4b", "instruct"): 0.9,
+        ("gsm8k", "qwen3-1.7b", "zero-shot"): 0.2, ("gsm8k", "qwen3-4b", "zero-shot"): 0.3,
+        ("humaneval", "qwen3-1.7b", "instruct"): 0.7, ("humaneval", "qwen3-1.7b", "zero-shot"): 0.2,
+        ("gsm8k", "qwen3-1.7b", "few-shot"): 0.4,
+    })
+    report = score(store)
+    assert report.weights.source == "measured" and report.weights.note is None
+    raw = {"gsm8k": 1 / (0.85 - 0.25), "humaneval": 1 / (0.7 - 0.2)}
+    assert report.weights.weights == pytest.approx({k: v / sum(raw.values()) for k, v in raw.items()})
+    # beta's timed-out trial counts the base model's score as the verifier evaluates it (gsm8k: few-shot)
+    timeout = next(t for t in report.trials if t.status == "agent-timeout")
+    assert (timeout.rule, timeout.counted_score, timeout.base_score_source) == (
+        "base-by-rule", 0.4, "measured baseline (few-shot)")
+    beta = next(c for c in report.cells if c.agent == "beta")
+    assert beta.score.mean == pytest.approx(0.45) and beta.score.n == 2
+    assert beta.not_counted == {"verifier-error": 1}
+    rows = {(b.mode, b.benchmark, b.base_model): b for b in report.baselines}
+    assert (rows[("few-shot", "gsm8k", "qwen3-1.7b")].score, rows[("few-shot", "gsm8k", "qwen3-1.7b")].source) == (
+        0.4, "measured")
+    assert rows[("few-shot", "gsm8k", "qwen3-4b")].score is None  # not measured, and no per-model published figure
+    mean = rows[("few-shot", "gsm8k", None)]  # one of two base models measured: the published figure, labelled
+    assert (mean.score, mean.source) == (PUBLISHED["gsm8k"].few_shot, "published")
+    assert (rows[("instruct", "gsm8k", None)].score, rows[("instruct", "gsm8k", None)].source) == (
+        pytest.approx(0.85), "measured")
+    instruct = next(b for b in report.baseline_aggregates if b.mode == "instruct")
+    assert instruct.sources == ["measured"]
+
+
+def test_missing_cells_are_missing_in_every_output_never_zero(make_store) -> None:
+    report = score(make_store({"j1": ALPHA, "j2": BETA}))
+    assert by_agent(report, "beta", "humaneval") is None  # beta never ran humaneval
+    beta = next(a for a in report.aggregates if a.agent == "beta")
+    assert beta.score == pytest.approx(0.5) and not beta.complete and beta.missing_benchmarks == ["humaneval"]
+    timeout = next(t for t in report.trials if t.status == "agent-timeout")
+    assert (timeout.rule, timeout.counted_score) == ("base-by-rule", None)  # the base score is not known: not 0
+    assert "run `ptbench baseline`" in timeout.rule_note
+    failed = next(t for t in report.trials if t.status == "verifier-error")
+    assert (failed.rule, failed.verified_score, failed.counted_score) == ("not-counted", None, None)
+    beta_cell = next(c for c in report.cells if c.agent == "beta")
+    assert (beta_cell.score.mean, beta_cell.score.n, beta_cell.score.std) == (0.5, 1, None)
+    assert beta_cell.not_counted == {"agent-timeout": 1, "verifier-error": 1}
+
+    out = io.StringIO()
+    Console(file=out, width=250).print(render(report))
+    table = out.getvalue()
+    assert "weights: published" in table and MISSING in table
+    leaderboard = table[: table.index("per benchmark:")]
+    beta_line = next(line for line in leaderboard.splitlines() if "beta" in line)
+    assert "0.500" in beta_line and MISSING in beta_line and "partial" in beta_line
+
+    rows = list(csv.DictReader(io.StringIO(to_csv(report))))
+    cell = next(r for r in rows if (r["section"], r["agent"], r["benchmark"]) == ("benchmark", "beta", "humaneval"))
+    assert cell["score"] == ""
+    trial = next(r for r in rows if r["section"] == "trial" and r["status"] == "verifier-error")
+    assert (trial["score"], trial["rule"], trial["low"]) == ("", "not-counted", "")
+    assert {r["section"] for r in rows} >= {"weight", "aggregate", "benchmark", "cell", "baseline", "trial"}
+
+
+def test_filters_select_trials_and_a_filter_matching_nothing_is_an_error(make_store) -> None:
+    store = make_store({"j1": ALPHA, "j2": BETA})
+    assert {t.agent for t in score(store, job="j2").trials} == {"beta"}
+    assert {t.benchmark for t in score(store, benchmark="humaneval").trials} == {"humaneval"}
+    only = score(store, base_model="qwen3-4b", agent="alpha")
+    assert [c.base_model for c in only.cells] == ["qwen3-4b"] and len(only.trials) == 2
+    from ptbench.errors import UserError
+
+    with pytest.raises(UserError, match="no trial in .* matches agent 'gamma'"):
+        score(store, agent="gamma")
+    with pytest.raises(UserError, match="unknown benchmark"):
+        score(store, benchmark="gsm9k")
+    with pytest.raises(UserError, match="no job named"):
+        score(store, job="nope")
+
+
+def test_integrity_flags_and_the_base_fallback(make_store) -> None:
+    flag = "contamination: 12 test items in the training data"
+    report = score(make_store({"j1": [
+        Trial("alpha", "gsm8k", "qwen3-1.7b", 0, reward=0.2, scored="base", integrity="failed", flags=[flag]),
+        Trial("alpha", "gsm8k", "qwen3-1.7b", 1, reward=0.7, integrity="passed"),
+        Trial("alpha", "gsm8k", "qwen3-1.7b", 2, reward=0.6),
+    ]}))
+    flagged, clean, unchecked = report.trials
+    assert (flagged.integrity, flagged.integrity_flags, flagged.rule) == ("flagged", [flag], "base-fallback")
+    assert (flagged.base_score, flagged.counted_score) == (0.2, 0.2)  # the verifier scored the base model
+    assert flagged.base_score_source == "this trial's verifier (it scored the base model)"
+    assert (clean.integrity, clean.rule, unchecked.integrity) == ("passed", "verified", "not checked")
+    assert report.cells[0].score.mean == pytest.approx(0.5)
+
+
+def test_frogs_pass_at_k_per_tier_strict_and_lenient(make_store) -> None:
+    boards = {  # board -> (tier, epochs of (solved, strict, lenient_solved, lenient))
+        "e1": ("easy", [(1, 1, 1, 1), (0, 1, 1, 1)]),
+        "e2": ("easy", [(0, 0, 0, 1), (0, 0, 1, 1)]),
+        "m1": ("medium", [(0, 1, 0, 1), (0, 1, 0, 1)]),
+        "m2": ("medium", [(1, 1, 1, 1), (1, 1, 1, 1)]),
+    }
+    report = score(make_store({"j1": [
+        Trial("alpha", "frogs-single", "qwen3-8b", 0, reward=0.5, k=2, boards=boards),
+        Trial("alpha", "frogs-single", "qwen3-8b", 1, reward=0.5, k=2, boards=boards),
+    ]}))
+    trial = report.trials[0]
+    tiers = {t.tier: t for t in trial.frogs or []}
+    assert list(tiers) == ["all", "easy", "medium"]
+    easy, medium, every = tiers["easy"], tiers["medium"], tiers["all"]
+    assert (easy.k, easy.boards, easy.samples) == (2, 2, 4)
+    assert (easy.pass_at_k.estimate, medium.pass_at_k.estimate, every.pass_at_k.estimate) == (0.5, 0.5, 0.5)
+    assert easy.lenient_pass_at_k is not None and easy.lenient_pass_at_k.estimate == 1.0  # a lax parser: both
+    assert medium.lenient_pass_at_k is not None and medium.lenient_pass_at_k.estimate == 0.5
+    assert easy.pass_at_1 == wilson(1, 4) and medium.pass_at_1 == wilson(2, 4)
+    assert easy.format_compliance == wilson(2, 4) and medium.format_compliance == wilson(4, 4)
+    assert easy.lenient_format_compliance == wilson(4, 4)
+    assert trial.interval == every.pass_at_k and every.pass_at_k.method == "bootstrap over 4 boards"
+    assert report.weights.weights == {} and report.aggregates[0].score is None  # frogs are not in the aggregate
+    [cell] = report.cells
+    spread = {t.tier: t for t in cell.frogs or []}
+    assert spread["easy"].lenient_pass_at_k is not None and spread["easy"].lenient_pass_at_k.mean == 1.0
+    assert spread["easy"].pass_at_k.n == 2 and spread["easy"].pass_at_k.std == 0.0
+    rows = [r for r in csv.DictReader(io.StringIO(to_csv(report))) if r["section"] == "frogs-tier"]
+    assert {(r["tier"], r["metric"]) for r in rows} >= {("easy", "lenient_pass_at_k"), ("medium", "pass_at_1")}
+
+
+def test_json_round_trips_through_the_cli(make_store, cli) -> None:
+    store = make_store({"j1": ALPHA[:2], "j2": BETA})
+    done = cli("score", "--store", str(store), "--json")
+    assert done.returncode == 0, done.stderr
+    report = ScoreReport.model_validate_json(done.stdout)
+    assert report.schema_version == 1
+    assert report == score_store(store, store.parent / "baselines", ScoreFilters())
+    assert ScoreReport.model_validate_json(report.model_dump_json()) == report
+
+
+@pytest.mark.parametrize("problem", ["missing", "not sqlite", "both formats"])
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, cli, problem: str) -> None:
+    store = tmp_path / "results.sqlite"
+    extra: list[str] = []
+    if problem == "not sqlite":
+        store.write_text("hello, not a database\n" * 100)
+    if problem == "both formats":
+        extra = ["--json", "--csv"]
+    done = cli("score", "--store", str(store), *extra)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("error: ") and len(done.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in done.stderr
