@@ -213,6 +213,8 @@ def test_json_round_trips_through_the_cli(make_store, cli) -> None:
     assert report.schema_version == 1
     assert report == score_store(store, store.parent / "baselines", ScoreFilters())
     assert ScoreReport.model_validate_json(report.model_dump_json()) == report
+    schema = ScoreReport.model_json_schema()  # what the report writer can validate against
+    assert schema["properties"]["schema_version"]["const"] == 1 and "aggregates" in schema["required"]
 
 
 @pytest.mark.parametrize("problem", ["missing", "not sqlite", "both formats"])
