@@ -24,6 +24,7 @@ MAX_DETAILS_BYTES = 16 * 1024 * 1024
 STANDARD_ERRORS = ("stderr", "std")
 """Verifier metrics that are the standard error of the main metric (inspect's `stderr`; HealthBench's bootstrap
 `std`)."""
+FrogsTiers = list[TierScores] | None
 AGENT_FAILURES = ("agent-error", "agent-timeout")
 """Statuses where the agent failed: without a verified score, the rules count the base model's score."""
 
@@ -49,16 +50,15 @@ def score_trial(job: str, record: TrialRecord, measured: Measured, resamples: in
 
 def _rule(trial: TrialRow, base: float | None) -> tuple[Rule, str, float | None]:
     """What the rules count: the verified score; else, after an agent failure, the base model's; else nothing."""
+    if trial.score is not None and trial.scored == "base":
+        return "base-fallback", trial.verifier_reason or "the verifier scored the base model instead", trial.score
     if trial.score is not None:
-        if trial.scored == "base":
-            return "base-fallback", trial.verifier_reason or "the verifier scored the base model instead", trial.score
-        note = "the verifier's score of the submission"
-        return "verified", note + ("" if trial.status == "ok" else f" ({trial.status}: it scored what was left)"), \
-            trial.score
+        left = "" if trial.status == "ok" else f" ({trial.status}: it scored what was left)"
+        return "verified", f"the verifier's score of the submission{left}", trial.score
     if trial.status in AGENT_FAILURES:
-        note = f"{trial.status} without a verified score: the base model's score counts (a missing model scores as " \
-            "the base)"
-        return "base-by-rule", note + ("" if base is not None else "; not known: run `ptbench baseline`"), base
+        known = "" if base is not None else "; not known: run `ptbench baseline`"
+        why = "the base model's score counts (a missing model scores as the base)"
+        return "base-by-rule", f"{trial.status} without a verified score: {why}{known}", base
     return "not-counted", f"{trial.status}: no verified score, not the agent's doing; rerun or re-verify it", None
 
 
@@ -85,8 +85,8 @@ def _interval(record: TrialRecord, frogs: list[TierScores] | None) -> Interval |
     return normal_interval(score, error, method="normal, from the evaluation's standard error")
 
 
-def _frogs(trial: TrialRow, benchmark: str | None, spec: dict, resamples: int) -> tuple[list[TierScores] | None,
-                                                                                         str | None]:
+def _frogs(trial: TrialRow, benchmark: str | None, spec: dict, resamples: int) -> tuple[FrogsTiers, str | None]:
+    """A frogs trial's scores per tier from its inspect log, or why there are none."""
     if benchmark not in BENCHMARKS or not BENCHMARKS[benchmark].is_frogs:
         return None, None
     if trial.score is None:
