@@ -229,3 +229,30 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, cli, problem: str) -> 
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith("error: ") and len(done.stderr.strip().splitlines()) == 1
     assert "Traceback" not in done.stderr
+
+
+def test_damaged_verifier_files_make_missing_values_not_crashes(make_store, tmp_path: Path) -> None:
+    boards = {"e1": ("easy", [(1, 1, 1, 1)])}
+    store = make_store({"j1": [Trial("alpha", "frogs-single", "qwen3-8b", 0, reward=1.0, boards=boards,
+                                     integrity="failed", flags=["tampered"], scored="base")]})
+    trial_dir = next((tmp_path / "jobs" / "j1").glob("j1-t*"))
+    [log] = (trial_dir / "verifier" / "inspect").glob("*.eval")
+    log.write_bytes(b"PK\x03\x04 not really a zip")
+    details = trial_dir / "verifier" / "details.json"
+    details.unlink()
+    details.symlink_to(tmp_path / "elsewhere.json")
+    [trial] = score(store).trials
+    assert trial.frogs is None and (trial.frogs_note or "").startswith("inspect log unreadable")
+    assert trial.interval is None and trial.integrity == "not checked"  # the verdict is not read through a link
+    assert (trial.verified_score, trial.counted_score) == (1.0, 1.0)  # the store's record stands
+
+
+def test_a_broken_baseline_record_is_one_line_naming_it(make_store) -> None:
+    from ptbench.errors import UserError
+
+    store = make_store({"j1": ALPHA[:1]})
+    bad = store.parent / "baselines" / "gsm8k" / "qwen3-1.7b" / "instruct.json"
+    bad.parent.mkdir(parents=True)
+    bad.write_text('{"schema_version": 1, "benchmark": "gsm8k"}')
+    with pytest.raises(UserError, match=f"baseline record {bad} is unreadable: model: Field required"):
+        score(store)
