@@ -43,6 +43,23 @@ def cli():
     """The `run_cli` helper as a fixture (session-scoped, so module fixtures can use it too)."""
     return run_cli
 
+
+BENCHMARK_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "benchmarks"
+
+
+@pytest.fixture(scope="session")
+def fixture_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data directory (what `ptbench data build` writes) from the benchmark fixtures and the packages' data."""
+    import io
+
+    from rich.console import Console
+
+    from ptbench.benchmarks.datadir.build import build_data_dir
+
+    out = tmp_path_factory.mktemp("data") / "data"
+    build_data_dir(out, [], BENCHMARK_FIXTURES, Console(file=io.StringIO()))
+    return out
+
 # Harbor imports LiteLLM, which otherwise tries (and, offline, retries) to fetch a price list.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 

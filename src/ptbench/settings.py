@@ -35,6 +35,9 @@ class Settings(BaseSettings):
                                     "with --judge; default openai/gpt-5-mini.")
     sandbox_dir: str | None = Field(None, description="Base dir of the local sandboxes (read by "
                                     "ptbench.sandbox.roots); default <tmp>/ptbench-sandboxes.")
+    data_dir: str | None = Field(None, description="The agent's benchmark data (training files and the dev "
+                                 "split; read-only), set in tasks exported with --data-dir: the default --data-dir "
+                                 "of `ptbench evaluate` and `ptbench reference`.")
     seed: str | None = Field(None, description="An agent run's seed, set by ptbench.run.agents in the "
                              "agent's environment.")
 

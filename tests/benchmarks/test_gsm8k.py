@@ -53,7 +53,8 @@ def test_dev_is_held_back_train_disjoint_from_test_and_shots(fixtures) -> None:
     train = read_items(fixtures / "gsm8k" / "train.jsonl")
     shots = {train[i]["question"] for i in fewshot_indices(len(train), 10)}
     dev_questions = {sample.input for sample in dev.dataset}
-    assert DEV_SIZE >= len(train) and len(dev_questions) == len(train) - 10
+    held_back = {record["question"] for record in train[-DEV_SIZE:]}
+    assert len(train) > DEV_SIZE and dev_questions == held_back - shots
     assert not dev_questions & shots and not dev_questions & {sample.input for sample in test.dataset}
 
 

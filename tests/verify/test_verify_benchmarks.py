@@ -1,4 +1,5 @@
-"""`verify` end to end on the tiny model for every PostTrainBench benchmark (fixtures; scripted judges)."""
+"""`verify` end to end on the tiny model for every PostTrainBench benchmark (a data directory built from the fixtures;
+scripted judges)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from inspect_ai.log import read_eval_log
 from ptbench.verify.pipeline import VerifyRequest, verify
 from ptbench.verify.verdict import RewardFile, Verdict
 
-from .conftest import FIXTURES, quiet, scripted_judge, write_spec
+from .conftest import quiet, scripted_judge, write_spec
 
 ARENA_RULES: list[dict[str, Any]] = []  # the judge always prefers assistant A: the model wins as A, loses as B
 HEALTH_RULES = [{"contains": ["# Rubric item", "[-"], "reply": '{"explanation": "s", "criteria_met": false}'}]
@@ -28,22 +29,16 @@ def judges_for(benchmark: str, tmp_path: Path) -> list[str]:
     return []
 
 
-CASES = {  # benchmark -> local data (None: the data its wheel ships)
-    "gsm8k": FIXTURES / "gsm8k",
-    "aime2025": FIXTURES / "aime",
-    "gpqa": FIXTURES / "gpqa",
-    "humaneval": None,
-    "bfcl": None,
-    "arena-hard-writing": FIXTURES / "arena",
-    "healthbench": FIXTURES / "healthbench",
-}
+BENCHMARKS = ("gsm8k", "aime2025", "gpqa", "humaneval", "bfcl", "arena-hard-writing", "healthbench")
 
 
-@pytest.mark.parametrize("benchmark", list(CASES))
-def test_verify_writes_reward_details_and_log(benchmark: str, tiny_dir: Path, tmp_path: Path, workdir: Path) -> None:
+@pytest.mark.parametrize("benchmark", BENCHMARKS)
+def test_verify_writes_reward_details_and_log(benchmark: str, tiny_dir: Path, tmp_path: Path, workdir: Path,
+                                              fixture_data_dir: Path) -> None:
+    """Each tiny task verified on a data directory built from the fixtures and the packages (its verifier side)."""
     spec = write_spec(tmp_path / "tests", f"{benchmark}-tiny")
     out = tmp_path / "out"
-    request = VerifyRequest(spec_path=spec, submission=tiny_dir, out_dir=out, data_dir=CASES[benchmark], limit=2,
+    request = VerifyRequest(spec_path=spec, submission=tiny_dir, out_dir=out, data_dir=fixture_data_dir, limit=2,
                             max_tokens=8, judges=judges_for(benchmark, tmp_path))
     verdict = verify(request, quiet())
 

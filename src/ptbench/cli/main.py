@@ -16,6 +16,7 @@ COMMAND_MODULES = (
     "ptbench.cli.demo",
     "ptbench.cli.frogs",
     "ptbench.cli.tasks",
+    "ptbench.cli.data",
     "ptbench.cli.run",
     "ptbench.cli.runs",
     "ptbench.cli.score",

@@ -28,7 +28,8 @@ def reference(
         "--base-model", help="a local copy of the task's base model (default: the registry's; tiny: built or cached)",
     )] = None,
     data_dir: Annotated[Path | None, typer.Option(
-        "--data-dir", help="benchmarks: local training data instead of the hub")] = None,
+        "--data-dir", envvar=env_name("data_dir"),
+        help="benchmarks: local training data instead of the hub (a benchmark's folder or a data directory)")] = None,
     report: Annotated[Path | None, typer.Option(
         "--report", help="where to write reference_report.json (default: beside --out)")] = None,
     show_config: Annotated[bool, typer.Option("--show-config", help="print the recipe JSON and exit")] = False,

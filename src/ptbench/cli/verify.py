@@ -12,7 +12,10 @@ from ptbench.settings import env_name
 Device = Literal["cpu", "gpu"]
 Mode = Literal["zero-shot", "few-shot", "instruct"]
 
-_DATA_DIR = typer.Option("--data-dir", help="local copies of the benchmark's data (else the pinned hub revision)")
+_DATA_DIR = typer.Option("--data-dir", help="local copies of the benchmark's data, its folder or a data directory "
+                         "(else the pinned hub revision)")
+_AGENT_DATA_DIR = typer.Option("--data-dir", envvar=env_name("data_dir"), help="local copies of the benchmark's data, "
+                               "its folder or a data directory (else the pinned hub revision)")
 _LIMIT = typer.Option("--limit", help="score only the first N items (or boards)")
 _DEVICE = typer.Option("--device", help="cpu or gpu (default: the task's device)")
 _JUDGE = typer.Option("--judge", help="ROLE=PROVIDER/MODEL for judged benchmarks (repeatable)")
@@ -50,7 +53,7 @@ def evaluate_command(
     task: Annotated[Path, typer.Option("--task", help="the task spec (task.json)")],
     submission: Annotated[Path, typer.Option("--submission", help="your model directory (or path.txt for Tinker)")],
     limit: Annotated[int | None, _LIMIT] = None,
-    data_dir: Annotated[Path | None, _DATA_DIR] = None,
+    data_dir: Annotated[Path | None, _AGENT_DATA_DIR] = None,
     device: Annotated[Device | None, _DEVICE] = None,
     out: Annotated[Path | None, typer.Option(
         "--out", help="where the inspect log goes (default .ptbench/evaluate/)")] = None,

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from ptbench.benchmarks.datadir.manifest import view_dir
 from ptbench.benchmarks.registry import get_benchmark
 from ptbench.catalog.spec import TaskSpec
 from ptbench.errors import UserError
@@ -72,7 +73,7 @@ def run_reference(spec: TaskSpec, out: Path, *, recipe: FrogsRecipe | BenchmarkR
             from ptbench.reference.benchmark_sft import run_benchmark_sft, training_pairs
 
             with clock.phase("training data"):  # bad or missing data fails before any model loads
-                pairs = training_pairs(spec, recipe, data_dir)
+                pairs = training_pairs(spec, recipe, data_dir and view_dir(data_dir, spec.benchmark, "agent"))
         with clock.phase("load base model"):
             policy = load_policy(spec.base_model, recipe, base_dir)
         if isinstance(recipe, FrogsRecipe):

@@ -15,6 +15,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from ptbench.benchmarks.datadir.manifest import view_dir
 from ptbench.benchmarks.registry import get_benchmark
 from ptbench.catalog.spec import TaskSpec
 from ptbench.errors import UserError
@@ -51,7 +52,8 @@ def evaluate(request: EvaluateRequest, console: Console) -> EvalOutcome:
         raise UserError(f"--limit must be positive, got {request.limit}")
     split = benchmark.dev_split
     opts = task_options(spec, request.spec_path, None, split, benchmark.heldout_split)
-    eval_request = EvalRequest(benchmark, split, request.data_dir, request.limit,
+    data_dir = view_dir(request.data_dir, benchmark.name, "agent") if request.data_dir is not None else None
+    eval_request = EvalRequest(benchmark, split, data_dir, request.limit,
                                request.out_dir or work_dir() / "evaluate", opts,
                                resolve_judges(benchmark, request.judges), max_tokens=request.max_tokens)
     device = request.device or spec.device

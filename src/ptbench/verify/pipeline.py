@@ -19,6 +19,7 @@ from pathlib import Path
 from rich.console import Console
 
 from ptbench import __version__
+from ptbench.benchmarks.datadir.manifest import view_dir
 from ptbench.benchmarks.registry import BenchmarkDef, get_benchmark
 from ptbench.catalog.spec import TaskSpec
 from ptbench.errors import UserError
@@ -99,8 +100,9 @@ def _eval_request(request: VerifyRequest, spec: TaskSpec, benchmark: BenchmarkDe
     if request.max_tokens is not None and request.max_tokens <= 0:
         raise UserError(f"--max-tokens must be positive, got {request.max_tokens}")
     split = benchmark.heldout_split
+    data_dir = view_dir(request.data_dir, benchmark.name, "verifier") if request.data_dir is not None else None
     return EvalRequest(
-        benchmark, split, request.data_dir, item_limit(spec, request.limit), request.out_dir / INSPECT_DIR,
+        benchmark, split, data_dir, item_limit(spec, request.limit), request.out_dir / INSPECT_DIR,
         task_options(spec, request.spec_path, request.heldout, split, benchmark.heldout_split),
         resolve_judges(benchmark, request.judges), max_tokens=request.max_tokens,
     )

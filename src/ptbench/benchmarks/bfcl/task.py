@@ -51,7 +51,8 @@ def build_task(data_dir: Path | None, limit: int | None, split: str, generation:
     except (ValidationError, ValueError, KeyError) as exc:
         raise UserError(f"BFCL data under {directory} does not fit the schema: {first_line(exc)}") from exc
     ordered = sorted(records.values(), key=lambda record: item_number(record.id))
-    chosen = ordered[:TEST_SIZE] if split == "test" else ordered[TEST_SIZE:]
+    # by item number, so a file holding only one split (a data directory's side) loads the same items
+    chosen = [record for record in ordered if (item_number(record.id) < TEST_SIZE) == (split == "test")]
     samples = [single_turn_record_to_sample(record) for record in chosen]
     return make_task("bfcl", split, samples, limit, generation, f"{directory} ({CATEGORY})",
                      solver=bfcl_hermes_solver(), scorer=bfcl_scorer())

@@ -3,7 +3,8 @@
 Uses inspect_evals' GPQA record_to_sample, multiple_choice(cot=True) solver and choice()
 scorer, one epoch (as PostTrainBench). The raw data lists the correct answer first, so the
 options of the whole split are shuffled with SHUFFLE_SEED before any --limit is applied.
-Dev is gpqa_extended minus gpqa_main (matched on Record ID): disjoint questions, same style.
+Dev is gpqa_extended minus gpqa_main (matched on Record ID): disjoint questions, same style; a local
+dir without gpqa_main (the agent's side of a data directory) holds gpqa_extended already without them.
 """
 
 from __future__ import annotations
@@ -31,11 +32,13 @@ def build_task(data_dir: Path | None, limit: int | None, split: str, generation:
                revision: str | None = None, shuffle_seed: int = SHUFFLE_SEED) -> Task:
     """The GPQA Task; `revision` pins the (gated) hub dataset when no --data-dir is given."""
     revision = revision or BENCHMARK.dataset.revision
-    main, origin = _records(data_dir, "gpqa_main", revision)
     if split == "test":
-        records = main
+        records, origin = _records(data_dir, "gpqa_main", revision)
+    elif data_dir is not None and not _has_local(data_dir, "gpqa_main"):
+        # the agent's side of a data directory: gpqa_extended already without gpqa_main's questions
+        records, origin = _records(data_dir, "gpqa_extended", revision)
     else:
-        held_out = {record[ID_FIELD] for record in main}
+        held_out = {record[ID_FIELD] for record in _records(data_dir, "gpqa_main", revision)[0]}
         extended, origin = _records(data_dir, "gpqa_extended", revision)
         records = [record for record in extended if record[ID_FIELD] not in held_out]
         origin += " minus gpqa_main"
@@ -43,6 +46,10 @@ def build_task(data_dir: Path | None, limit: int | None, split: str, generation:
     dataset.shuffle_choices(seed=shuffle_seed)
     return make_task("gpqa", split, list(dataset), limit, generation, origin,
                      solver=multiple_choice(cot=True), scorer=choice())
+
+
+def _has_local(data_dir: Path, config: str) -> bool:
+    return any((data_dir / f"{config}{suffix}").is_file() for suffix in (".csv", ".jsonl"))
 
 
 def _records(data_dir: Path | None, config: str, revision: str | None) -> tuple[list[Record], str]:
