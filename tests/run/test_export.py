@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 import tomllib
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -58,14 +59,79 @@ def test_every_task_is_a_valid_harbor_task(exported: Path):
         assert ("TINKER_API_KEY" in env.env) == (spec.backend == "tinker")
         judged = spec.benchmark in ("arena-hard-writing", "healthbench")
         assert set(config.verifier.env) == ({"OPENAI_API_KEY", "PTBENCH_JUDGE_MODEL"} if judged else set())
-        dockerfile = (exported / name / "environment" / "Dockerfile").read_text()
-        assert ("ptbench[gpu]==" in dockerfile) == (spec.device == "gpu") and "WORKDIR /app" in dockerfile
         assert TaskSpec.load(exported / name / "tests" / "task.json") == spec
         assert TaskSpec.load(exported / name / "solution" / "task.json") == spec
         for script in ("tests/test.sh", "solution/solve.sh"):
             path = exported / name / script
             assert os.access(path, os.X_OK)
             subprocess.run(["bash", "-n", str(path)], check=True)
+
+
+def test_one_image_context_per_device_class(exported: Path):
+    """Harbor tags images by the content of environment/: every task of a class must hash alike, the classes not."""
+    from harbor.environments.definition import environment_content_hash
+
+    hashes: dict[str, set[str]] = {"cpu": set(), "gpu": set()}
+    for name, spec in catalog().items():
+        hashes[spec.device].add(environment_content_hash(exported / name / "environment"))
+    assert len(hashes["cpu"]) == 1 and len(hashes["gpu"]) == 1 and hashes["cpu"] != hashes["gpu"]
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_the_image_installs_this_checkouts_wheel_with_every_dependency_pinned(exported: Path, device: str):
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    from ptbench.run.image import source_root
+
+    name = next(n for n, spec in catalog().items() if spec.device == device)
+    context = exported / name / "environment"
+    instructions = dockerfile_instructions((context / "Dockerfile").read_text())
+    assert [word for word, _ in instructions][0] == "FROM" and instructions[-1] == ("WORKDIR", "/app")
+    assert {word for word, _ in instructions} <= {"FROM", "RUN", "COPY", "ENV", "WORKDIR"}
+    base = instructions[0][1]
+    assert base.startswith("nvidia/cuda:") if device == "gpu" else base == "python:3.12-slim"
+    for word, args in instructions:  # every COPY source is in the context: the build needs nothing else
+        if word == "COPY":
+            assert (context / args.split()[0]).exists(), args
+    [wheel] = sorted((context / "ptbench").glob("ptbench-*.whl"))
+    installs = " ".join(args for word, args in instructions if word == "RUN")
+    extra = "[gpu]" if device == "gpu" else ""
+    assert f'"ptbench{extra} @ file:///opt/ptbench/dist/{wheel.name}"' in installs
+    assert installs.count("-c /opt/ptbench/dist/constraints.txt") == 2  # ptbench's dependencies, then bfcl-eval's
+    assert ("ptbench models tiny" in installs) == (device == "cpu")  # the CPU tasks' base model, in the image
+    root = source_root()
+    for pins in ("constraints.txt", "requirements-nodeps.txt"):
+        assert (context / "ptbench" / pins).read_bytes() == (root / pins).read_bytes()
+
+    with zipfile.ZipFile(wheel) as archive:  # the wheel is this checkout's package, scripts included
+        source = (root / "src" / "ptbench" / "run" / "export.py").read_bytes()
+        assert archive.read("ptbench/run/export.py") == source
+        dist_info = next(n.split("/")[0] for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+        metadata = archive.read(f"{dist_info}/METADATA").decode()
+        entry_points = archive.read(f"{dist_info}/entry_points.txt").decode()
+    assert "ptbench = ptbench.cli.main:main" in entry_points and "timer = " in entry_points
+    pinned = {canonicalize_name(line.split("==")[0]): line.split("==")[1]
+              for line in (root / "constraints.txt").read_text().splitlines() if "==" in line}
+    for line in metadata.splitlines():
+        if not line.startswith("Requires-Dist: "):
+            continue
+        requirement = Requirement(line.removeprefix("Requires-Dist: "))
+        marker = str(requirement.marker or "")
+        if "extra" in marker and f'extra == "{"gpu" if device == "gpu" else "-"}"' not in marker:
+            continue  # dev/bench tools, and the GPU extra in the CPU image
+        key = canonicalize_name(requirement.name)
+        if key == "vllm":
+            continue  # the GPU extra resolves within pyproject's range: no GPU machine has pinned it yet
+        assert key in pinned and requirement.specifier.contains(pinned[key]), requirement
+
+
+def dockerfile_instructions(text: str) -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) per Dockerfile instruction: comments dropped, continuation lines joined."""
+    lines = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
+    joined = re.sub(r"\\\n", " ", "\n".join(lines))
+    pairs = [line.split(maxsplit=1) for line in joined.splitlines() if line.strip()]
+    return [(pair[0], pair[1].strip()) for pair in pairs]
 
 
 def test_artifacts_key_is_at_the_root_before_any_table(exported: Path):

@@ -7,7 +7,8 @@ Layout of `OUT/<name>/`:
   sets the environment up (writes /app/task.json and the `timer` start stamp) in every Harbor
   environment type;
 - instruction.md: rendered from the catalog's templates;
-- environment/Dockerfile: for Docker and cloud runs (the local environment ignores it);
+- environment/: the container image's build context (`run/image.py`: Dockerfile, ptbench's own wheel and its pins),
+  the same for every task of a device class; the local environment ignores it;
 - tests/: test.sh (runs `ptbench verify`), task.json and, for frogs, heldout.jsonl with its manifest:
   Harbor uploads tests/ only for the verifier, so held-out boards never enter the agent's environment;
 - solution/: solve.sh (the reference recipe, or a copy of the base model until it exists) and task.json.
@@ -33,6 +34,7 @@ from ptbench.catalog.timer import stamp_command
 from ptbench.errors import UserError
 from ptbench.files import write_atomic
 from ptbench.models.registry import get_base_model
+from ptbench.run.image import write_image_context
 from ptbench.verify.judges import JUDGE_ENV
 
 MIN_VERIFIER_SEC = 15 * 60
@@ -82,10 +84,7 @@ def export_task(spec: TaskSpec, out: Path, *, heldout_seed: int | None = None, r
 def _write_task(spec: TaskSpec, root: Path, heldout_seed: int | None) -> None:
     write_atomic(root / "task.toml", task_toml(spec))
     write_atomic(root / "instruction.md", render_instruction(spec))
-    _write(root / "environment" / "Dockerfile", _render(
-        "Dockerfile.jinja", extra="[gpu]" if spec.device == "gpu" else "", version=__version__,
-        bfcl_version=_installed_version("bfcl-eval"),
-    ))
+    write_image_context(root / "environment", spec.device)
     tests = root / "tests"
     _write(tests / "test.sh", _render("test.sh.jinja", name=spec.name, submission=submission_path(spec)), 0o755)
     spec.dump(tests / "task.json")
@@ -163,16 +162,6 @@ def base_model_copy_command(spec: TaskSpec) -> str:
 def _judged(spec: TaskSpec) -> bool:
     definition = BENCHMARKS.get(spec.benchmark)
     return definition is not None and bool(definition.judge_roles)
-
-
-def _installed_version(distribution: str) -> str:
-    """The version installed here, which the image must match (bfcl-eval is installed without its deps)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(distribution)
-    except PackageNotFoundError:
-        raise UserError(f"{distribution} is not installed; run scripts/setup-venv") from None
 
 
 def _write(path: Path, text: str, mode: int = 0o644) -> None:

@@ -140,17 +140,17 @@ def with_tiny_model(environment: EnvironmentConfig, model_dir: Path) -> Environm
 
 
 def _share_tiny_model(environment: EnvironmentConfig, tasks: list[TaskConfig], console: Console) -> EnvironmentConfig:
-    """Build the tiny model now and bind it when a task needs it; other environments are told they build it."""
+    """Build the tiny model now and bind it when a task needs it; other environments are told where it comes from."""
     from ptbench.models import tiny
 
     names = [task.path.name for task in tasks if uses_tiny_model(task)]
     if not names:
         return environment
     if not is_local(environment):
-        console.print(f"warning: tasks {', '.join(names)} start from the tiny base model, which only the local "
-                      "environment shares from this machine's cache: each trial's agent and verifier build it "
-                      "inside the sandbox (minutes of pretraining, within their time limits)", highlight=False,
-                      soft_wrap=True, markup=False)
+        console.print(f"note: tasks {', '.join(names)} start from the tiny base model: the image their "
+                      "environment/Dockerfile builds carries it; an environment that ignores the Dockerfile builds it "
+                      "in each trial's agent and verifier (minutes of pretraining, within their time limits)",
+                      highlight=False, soft_wrap=True, markup=False)
         return environment
     if not (tiny.tiny_dir() / tiny.REPORT_FILE).is_file():
         console.print("building the tiny base model once, before the job (cached for every trial)")
