@@ -11,8 +11,9 @@ Public API (everything else is internal):
 - `verify_placement(board, frogs, rules) -> PlacementVerdict`: valid, plus every broken constraint
   (`Failure.constraint`, `.cells`, `.message`).
 - `count_solutions(board, rules, limit) -> SolveResult`; `solve(board, rules)`.
-- `generate_board(seed, n, rules) -> Puzzle` (board, unique solution, canonical hash),
-  deterministic across machines; `canonical_hash(board)` (8 symmetries + relabelling).
+- `generate_board(seed, n, rules, grade=) -> Puzzle` (board, unique solution, canonical hash, `deduce`
+  grade): regions of 3+ cells, solvable by deduction alone, deterministic across machines;
+  `canonical_hash(board)` (8 symmetries + relabelling).
 - `build_heldout(count, seed, rules, tiers) -> list[BoardRecord]` and
   `generate_training_boards(count, seed, rules, tiers)`: disjoint by construction (the
   canonical-hash space is split; see `sets`). `write_set(records, path, ...)` writes JSONL and

@@ -1,13 +1,15 @@
 """Board sets on disk: one `BoardRecord` per JSONL line, and a `SetManifest` beside the file.
 
 `read_records` treats the file as untrusted: every line is validated, its canonical hash
-recomputed, its solution verified and proved unique, and the file's sha256 compared with
-the manifest's when one sits beside it. Any problem is a one-line `UserError`.
+recomputed, its solution verified and proved unique, its grade re-derived by `deduce`, and the
+file's sha256 compared with the manifest's when one sits beside it. Any problem is a one-line
+`UserError`. Schema 1 files (before grades; exported tasks may hold them) are still read.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from pathlib import Path
 from typing import Literal
 
@@ -17,6 +19,7 @@ from ptbench.errors import UserError, validation_line
 from ptbench.files import write_atomic, write_model_json
 from ptbench.frogs.board import Board, Cell, Rules
 from ptbench.frogs.canonical import CANONICAL_VERSION, canonical_hash
+from ptbench.frogs.deduce import DEDUCE_VERSION, GRADES, deduce
 from ptbench.frogs.solver import count_solutions
 from ptbench.frogs.tiers import Tier, tier_of
 from ptbench.frogs.verifier import verify_placement
@@ -25,11 +28,11 @@ Split = Literal["heldout", "train"]
 
 
 class BoardRecord(BaseModel):
-    """One board of a set, with its unique solution and identity."""
+    """One board of a set, with its unique solution, identity and (schema 2) its `deduce` grade."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    schema_version: Literal[1] = 1
+    schema_version: Literal[1, 2] = 2
     id: str
     split: Split
     rules: Rules
@@ -39,9 +42,15 @@ class BoardRecord(BaseModel):
     solution: tuple[Cell, ...] = Field(description="the unique solution, (row, col) pairs sorted by row")
     canonical_hash: str = Field(pattern=r"^[0-9a-f]{64}$")
     generator_version: int
+    grade: int | None = Field(default=None, description="the hardest deduction the board needs (deduce.GRADES); "
+                                                        "required from schema 2, absent in schema 1")
 
     @model_validator(mode="after")
     def _consistent(self) -> BoardRecord:
+        if (self.grade is None) != (self.schema_version == 1):
+            raise ValueError("grade is required from schema_version 2 (and absent in 1)")
+        if self.grade is not None and self.grade not in GRADES:
+            raise ValueError(f"grade {self.grade} is not one of {sorted(GRADES)}")
         if self.n != self.board.n:
             raise ValueError(f"n={self.n} but the board is {self.board.n}x{self.board.n}")
         if tier_of(self.n) != self.tier:
@@ -50,11 +59,12 @@ class BoardRecord(BaseModel):
 
 
 class SetManifest(BaseModel):
-    """What a board set holds and how it was made; `sha256` is the JSONL file's."""
+    """What a board set holds and how it was made; `sha256` is the JSONL file's. Schema 2 adds the
+    grades (boards per grade in each tier) and the deduction solver's version."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    schema_version: Literal[1] = 1
+    schema_version: Literal[1, 2] = 2
     split: Split
     file: str
     sha256: str
@@ -65,6 +75,15 @@ class SetManifest(BaseModel):
     tiers: tuple[Tier, ...]
     generator_version: int
     canonical_version: int = CANONICAL_VERSION
+    count_per_grade: dict[Tier, dict[int, int]] | None = None
+    deduce_version: int | None = None
+
+    @model_validator(mode="after")
+    def _versioned(self) -> SetManifest:
+        if (self.count_per_grade is None or self.deduce_version is None) != (self.schema_version == 1):
+            raise ValueError("count_per_grade and deduce_version are required from schema_version 2 "
+                             "(and absent in 1)")
+        return self
 
 
 def manifest_path(path: Path) -> Path:
@@ -80,9 +99,12 @@ def write_set(records: list[BoardRecord], path: Path, *, seed: int, tiers: tuple
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, text)
     per_tier = {t: sum(1 for r in records if r.tier == t) for t in tiers}
+    per_grade = {t: dict(sorted(Counter(r.grade for r in records if r.tier == t and r.grade is not None).items()))
+                 for t in tiers}
     manifest = SetManifest(split=records[0].split, file=path.name, sha256=hashlib.sha256(text.encode()).hexdigest(),
                            count=len(records), count_per_tier=per_tier, rules=records[0].rules, seed=seed,
-                           tiers=tiers, generator_version=records[0].generator_version)
+                           tiers=tiers, generator_version=records[0].generator_version, count_per_grade=per_grade,
+                           deduce_version=DEDUCE_VERSION)
     write_model_json(manifest_path(path), manifest)
     return manifest
 
@@ -133,7 +155,7 @@ def parse_manifest(path: Path) -> SetManifest:
 
 
 def record_problem(record: BoardRecord) -> str:
-    """What is wrong with a record's contents (hash, solution, uniqueness), or ""."""
+    """What is wrong with a record's contents (hash, solution, uniqueness, grade), or ""."""
     if canonical_hash(record.board) != record.canonical_hash:
         return "canonical_hash does not match the board"
     verdict = verify_placement(record.board, record.solution, record.rules)
@@ -141,5 +163,11 @@ def record_problem(record: BoardRecord) -> str:
         return f"solution is not valid: {verdict.reason}"
     if count_solutions(record.board, record.rules, limit=2).count != 1:
         return "board has more than one solution"
+    if record.grade is not None:
+        deduction = deduce(record.board, record.rules)
+        if not deduction.solved:
+            return "board cannot be solved by deduction alone"
+        if deduction.grade != record.grade:
+            return f"grade is {record.grade} but the board's deduce grade is {deduction.grade}"
     return ""
 

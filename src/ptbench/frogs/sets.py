@@ -6,7 +6,9 @@ first bit of its canonical hash is 0. `build_heldout` only accepts held-out-spac
 so no seed of the training generator can ever produce a board of any held-out set, and
 the same holds for every rotation, reflection and relabelling of it.
 
-Tiers are interleaved round-robin, so any prefix of a set is an (almost) equal mix.
+Tiers are interleaved round-robin, so any prefix of a set is an (almost) equal mix; within a
+tier, boards alternate between the tier's two sizes and cycle through the tier's grades
+(`TIER_GRADES`), so each tier is an equal mix of its grades at both sizes.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from ptbench.errors import UserError
 from ptbench.frogs.board import Rules
 from ptbench.frogs.generator import GENERATOR_VERSION, generate_board
 from ptbench.frogs.records import BoardRecord, Split
-from ptbench.frogs.tiers import HELDOUT_TIERS, TIER_SIZES, TIERS, Tier
+from ptbench.frogs.tiers import HELDOUT_TIERS, TIER_GRADES, TIER_SIZES, TIERS, Tier
 
 _DUPLICATE_RETRIES = 200  # tries for a board not already in the set before giving up
 
@@ -58,8 +60,10 @@ def _boards(split: Split, count: int, seed: int, rules: Rules, tiers: tuple[Tier
         tier = tiers[k % len(tiers)]
         index = k // len(tiers)
         n = TIER_SIZES[tier][index % 2]
+        grade = TIER_GRADES[tier][index // 2 % len(TIER_GRADES[tier])]
         for retry in range(_DUPLICATE_RETRIES):
-            puzzle = generate_board(f"{split}/{seed}/{tier}/{index}/{retry}", n, rules, accept=_ACCEPT[split])
+            puzzle = generate_board(f"{split}/{seed}/{tier}/{index}/{retry}", n, rules, accept=_ACCEPT[split],
+                                    grade=grade)
             if puzzle.canonical_hash not in seen:
                 break
         else:
@@ -67,7 +71,7 @@ def _boards(split: Split, count: int, seed: int, rules: Rules, tiers: tuple[Tier
         seen.add(puzzle.canonical_hash)
         record = BoardRecord(id=f"{split}-{seed}-{tier}-{index:04d}", split=split, rules=rules, tier=tier, n=n,
                              board=puzzle.board, solution=puzzle.solution, canonical_hash=puzzle.canonical_hash,
-                             generator_version=GENERATOR_VERSION)
+                             generator_version=GENERATOR_VERSION, grade=puzzle.grade)
         if on_record:
             on_record(record)
         yield record

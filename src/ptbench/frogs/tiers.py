@@ -1,4 +1,4 @@
-"""Difficulty tiers: each tier is a pair of board sizes."""
+"""Difficulty tiers: each tier is a pair of board sizes and the `deduce` grades its boards mix equally."""
 
 from __future__ import annotations
 
@@ -14,6 +14,17 @@ TIER_SIZES: dict[Tier, tuple[int, int]] = {
     "expert": (12, 13),
 }
 TIERS: tuple[Tier, ...] = tuple(TIER_SIZES)
+TIER_GRADES: dict[Tier, tuple[int, ...]] = {
+    "tiny": (4,),
+    "easy": (2, 4),
+    "medium": (2,),
+    "hard": (2,),
+    "expert": (2,),
+}
+"""Grades each tier cycles through, chosen from what each size offers at a cost the held-out build can
+afford (docs/ARCHITECTURE.md): no board with regions of 3+ cells is grade 1 (nothing is a single
+candidate at the start), grade 3 (pigeonhole) is rare at every size, only 7 boards of N=4 are grade 2,
+and grade 4 costs 5-25x the attempts of grade 2 from N=6 up."""
 HELDOUT_TIERS: tuple[Tier, ...] = ("easy", "medium", "hard", "expert")
 """The default held-out mix (equal counts), as in the original task."""
 
