@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "ptbench.cli.run",
     "ptbench.cli.runs",
     "ptbench.cli.score",
+    "ptbench.cli.traces",
     "ptbench.cli.models",
     "ptbench.cli.verify",
     "ptbench.cli.reference",

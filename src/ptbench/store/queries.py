@@ -1,5 +1,5 @@
 """Reading the results store: trial summaries for `runs list`, one full trial for `runs show`, trials with their
-metrics for `score`."""
+metrics and phases for `score` and `traces`."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def list_trials(conn: sqlite3.Connection, job: str | None = None) -> list[TrialS
 
 
 def list_records(conn: sqlite3.Connection, job: str | None = None) -> list[tuple[str, TrialRecord]]:
-    """The trials of `list_trials`, each with its job's name and its metrics (phases left out)."""
+    """The trials of `list_trials`, each with its job's name, its metrics and its phases."""
     metrics: dict[tuple[str, str], list[MetricRow]] = defaultdict(list)
     for row in conn.execute(
         "SELECT t.job_id, t.trial_name, m.source, m.name, m.value FROM metrics m JOIN trials t ON t.id = m.trial "
@@ -60,10 +60,18 @@ def list_records(conn: sqlite3.Connection, job: str | None = None) -> list[tuple
     ):
         metrics[(row["job_id"], row["trial_name"])].append(
             MetricRow(source=row["source"], name=row["name"], value=row["value"]))
-    return [
-        (s.job_name, TrialRecord(trial=s.trial, metrics=tuple(metrics[(s.trial.job_id, s.trial.trial_name)])))
-        for s in list_trials(conn, job)
-    ]
+    phases: dict[tuple[str, str], list[PhaseRow]] = defaultdict(list)
+    for row in conn.execute(
+        "SELECT t.job_id, t.trial_name, p.phase, p.started_at, p.finished_at FROM phases p "
+        "JOIN trials t ON t.id = p.trial ORDER BY p.started_at"
+    ):
+        phases[(row["job_id"], row["trial_name"])].append(PhaseRow.model_validate(
+            {"phase": row["phase"], "started_at": row["started_at"], "finished_at": row["finished_at"]}))
+    records = []
+    for s in list_trials(conn, job):
+        key = (s.trial.job_id, s.trial.trial_name)
+        records.append((s.job_name, TrialRecord(trial=s.trial, metrics=tuple(metrics[key]), phases=tuple(phases[key]))))
+    return records
 
 
 def get_trial(conn: sqlite3.Connection, ref: str) -> TrialDetail:
