@@ -2,8 +2,9 @@
 
 Ours vs PyPI `queens-generator` (same rule family: one star per row/column/region, no two
 touching), in one run on this machine: boards per second by N, median solver time by N
-(proving uniqueness, limit 2, on our boards), and the 500-board held-out set. The other
-package runs in a subprocess with a time limit, because one board at N=10 can take a minute.
+(proving uniqueness, limit 2, on our boards), and the 500-board held-out set: its build time
+and its boards per `deduce` grade in each tier. The other package runs in a subprocess with a
+time limit, because one board at N=10 can take a minute.
 
     .venv/bin/python bench/bench_frogs.py [--boards 10] [--queens-limit 60]
 """
@@ -16,11 +17,14 @@ import statistics
 import subprocess
 import sys
 import time
+from collections import Counter
 
 from rich.console import Console
 from rich.table import Table
 
-from ptbench.frogs import build_heldout, count_solutions, generate_board
+from ptbench.frogs import HELDOUT_TIERS, TIER_SIZES, build_heldout, count_solutions, generate_board
+from ptbench.frogs.deduce import GRADES
+from ptbench.frogs.tiers import TIER_GRADES
 
 SIZES = range(4, 17)
 QUEENS_SIZES = (8, 9, 10)
@@ -107,11 +111,22 @@ def main() -> None:
         console.print(f"N={n} done", style="dim")
     console.print(table)
 
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     records = build_heldout(500, seed=0)
-    elapsed = time.perf_counter() - start
-    console.print(f"held-out set: {len(records)} boards (easy..expert, equal mix) in {elapsed:.1f} s "
-                  f"on one core (target <= 10 s)")
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    grades = Table(title=f"Held-out set: {len(records)} boards (seed 0) in {cpu:.1f} s of CPU on one core "
+                   f"({elapsed:.1f} s wall; target <= 10 s); boards per deduce grade")
+    grades.add_column("tier")
+    grades.add_column("N", justify="right")
+    grades.add_column("grades it cycles through")
+    for grade, name in GRADES.items():
+        grades.add_column(f"{grade} {name}", justify="right")
+    for tier in HELDOUT_TIERS:
+        for n in TIER_SIZES[tier]:
+            counts = Counter(r.grade for r in records if r.tier == tier and r.n == n)
+            grades.add_row(tier, str(n), ", ".join(map(str, TIER_GRADES[tier])),
+                           *(str(counts.get(grade, 0)) for grade in GRADES))
+    console.print(grades)
 
 
 if __name__ == "__main__":
