@@ -22,8 +22,8 @@ def evaluate_command(spec: TaskSpec) -> str:
     return f"ptbench evaluate --task {TASK_JSON} --submission {submission_path(spec)}"
 
 
-def render_instruction(spec: TaskSpec) -> str:
-    """The full instruction.md text for a task."""
+def render_instruction(spec: TaskSpec, data_dir: str | None = None, data_files: list[str] | None = None) -> str:
+    """The full instruction.md text for a task; `data_dir` and `data_files`: the benchmark data the task carries."""
     model = get_base_model(spec.base_model)
     definition, frogs = spec.definition, spec.is_frogs
     if frogs:
@@ -42,6 +42,7 @@ def render_instruction(spec: TaskSpec) -> str:
         evaluate_command=evaluate_command(spec), dev_split=dev_split, dev_note=dev_note,
         k=spec.samples_per_item, game=frogs_game(spec) if frogs else "",
         schema=frogs_schema(spec) if frogs else "",
+        data_dir=data_dir, data_files=", ".join(f"`{name}`" for name in data_files or []),
     )
     return text.strip() + "\n"
 

@@ -35,6 +35,9 @@ def run(
     concurrency: Annotated[int | None, typer.Option("--concurrency", help="trials at once (default 4)")] = None,
     job_name: Annotated[str | None, typer.Option("--job-name", help="default: the current time")] = None,
     resume: Annotated[str | None, typer.Option("--resume", help="finish an interrupted job (name or dir)")] = None,
+    data_dir: Annotated[Path | None, typer.Option(
+        "--data-dir", help="a data directory (ptbench data build): catalog tasks carry their benchmark's data, "
+        "train and dev files for the agent, the test split for the verifier only")] = None,
     store: StoreOption = None,
 ) -> None:
     """Run agents x tasks x seeds as one Harbor job with live progress; results go to the store."""
@@ -46,7 +49,8 @@ def run(
     jobs_dir = (work_dir() / "jobs").resolve()
     if resume is not None:
         given = [flag for flag, value in (("--task", task), ("--agent", agent), ("--seeds", seeds), ("--env", env),
-                 ("--concurrency", concurrency), ("--job-name", job_name)) if value is not None]
+                 ("--concurrency", concurrency), ("--job-name", job_name), ("--data-dir", data_dir))
+                 if value is not None]
         if given:
             raise UserError(f"--resume continues a job with its own settings; drop {', '.join(given)}")
         job_dir = Path(resume) if Path(resume).is_dir() else jobs_dir / resume
@@ -59,7 +63,7 @@ def run(
         config = jobs.build_job_config(
             job_name=name,
             jobs_dir=jobs_dir,
-            tasks=jobs.resolve_tasks(task or [], work_dir().resolve() / "tasks" / name),
+            tasks=jobs.resolve_tasks(task or [], work_dir().resolve() / "tasks" / name, data_dir),
             agents=agent or [],
             seeds=1 if seeds is None else seeds,
             environment=jobs.resolve_environment(env or "local"),

@@ -64,6 +64,9 @@ def export(
     heldout_seed: Annotated[int | None, typer.Option(
         help="seed of the frogs held-out boards (default: $PTBENCH_HELDOUT_SEED, else this user's secret)",
     )] = None,
+    data_dir: Annotated[Path | None, typer.Option(
+        "--data-dir", help="a data directory (ptbench data build): each task carries its benchmark's data, train "
+        "and dev files for the agent (data/), the test split for the verifier (tests/data/)")] = None,
 ) -> None:
     """Write Harbor task directories (task.toml, instruction.md, environment/, tests/, solution/)."""
     from rich.console import Console
@@ -83,7 +86,7 @@ def export(
         bar = progress.add_task("exporting", total=len(specs))
         for spec in specs:
             progress.update(bar, description=f"exporting {spec.name}")
-            export_task(spec, out, heldout_seed=heldout_seed, replace=force)
+            export_task(spec, out, heldout_seed=heldout_seed, replace=force, data_dir=data_dir)
             progress.advance(bar)
     console.print(f"exported {len(specs)} task(s) to {out}")
 

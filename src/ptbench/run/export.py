@@ -11,6 +11,8 @@ Layout of `OUT/<name>/`:
   the same for every task of a device class; the local environment ignores it;
 - tests/: test.sh (runs `ptbench verify`), task.json and, for frogs, heldout.jsonl with its manifest:
   Harbor uploads tests/ only for the verifier, so held-out boards never enter the agent's environment;
+- with a data directory (`data_dir=`): the benchmark's test side in tests/data/ (the verifier's
+  `--data-dir`), its train and dev files in data/ for the agent (`run/task_data.py`);
 - solution/: solve.sh (the reference recipe, or a copy of the base model until it exists) and task.json.
 """
 
@@ -35,6 +37,8 @@ from ptbench.errors import UserError
 from ptbench.files import write_atomic
 from ptbench.models.registry import get_base_model
 from ptbench.run.image import write_image_context
+from ptbench.run.task_data import VERIFIER_DATA, agent_data_path, copy_task_data
+from ptbench.settings import env_name
 from ptbench.verify.judges import JUDGE_ENV
 
 MIN_VERIFIER_SEC = 15 * 60
@@ -56,8 +60,12 @@ class VerifierFailure(BaseModel):
     reason: str
 
 
-def export_task(spec: TaskSpec, out: Path, *, heldout_seed: int | None = None, replace: bool = False) -> Path:
+def export_task(spec: TaskSpec, out: Path, *, heldout_seed: int | None = None, replace: bool = False,
+                data_dir: Path | None = None) -> Path:
     """Write `out/<spec.name>/` and return it. An existing directory is a UserError unless `replace`.
+
+    `data_dir` (a data directory from `ptbench data build`) puts the benchmark's data in the task:
+    train and dev files for the agent, the test side for the verifier; frogs tasks need none.
 
     The directory is built beside its destination and moved into place, so a crash never leaves a
     half-written task where Harbor would find it.
@@ -68,7 +76,7 @@ def export_task(spec: TaskSpec, out: Path, *, heldout_seed: int | None = None, r
     out.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{spec.name}.", dir=out))
     try:
-        _write_task(spec, staging, heldout_seed)
+        _write_task(spec, staging, heldout_seed, data_dir)
         staging.chmod(0o755)
         if dest.is_symlink() or dest.is_file():
             dest.unlink()
@@ -81,12 +89,15 @@ def export_task(spec: TaskSpec, out: Path, *, heldout_seed: int | None = None, r
     return dest
 
 
-def _write_task(spec: TaskSpec, root: Path, heldout_seed: int | None) -> None:
-    write_atomic(root / "task.toml", task_toml(spec))
-    write_atomic(root / "instruction.md", render_instruction(spec))
+def _write_task(spec: TaskSpec, root: Path, heldout_seed: int | None, data_dir: Path | None) -> None:
+    agent_files = None if data_dir is None or spec.is_frogs else copy_task_data(data_dir, spec.benchmark, root)
+    agent_data = str(agent_data_path(spec.benchmark)) if agent_files is not None else None
+    write_atomic(root / "task.toml", task_toml(spec, agent_data))
+    write_atomic(root / "instruction.md", render_instruction(spec, agent_data, agent_files or []))
     write_image_context(root / "environment", spec.device)
     tests = root / "tests"
-    _write(tests / "test.sh", _render("test.sh.jinja", name=spec.name, submission=submission_path(spec)), 0o755)
+    _write(tests / "test.sh", _render("test.sh.jinja", name=spec.name, submission=submission_path(spec),
+                                      data_dir=VERIFIER_DATA if agent_files is not None else None), 0o755)
     spec.dump(tests / "task.json")
     if is_frogs(spec):
         from ptbench.catalog.heldout import resolve_heldout_seed, write_heldout
@@ -98,8 +109,9 @@ def _write_task(spec: TaskSpec, root: Path, heldout_seed: int | None) -> None:
     spec.dump(root / "solution" / "task.json")
 
 
-def task_toml(spec: TaskSpec) -> str:
-    """task.toml for a spec, serialised by Harbor's own TaskConfig (so Harbor reads back what we meant)."""
+def task_toml(spec: TaskSpec, agent_data: str | None = None) -> str:
+    """task.toml for a spec, serialised by Harbor's own TaskConfig (so Harbor reads back what we meant);
+    `agent_data`, where the agent finds its benchmark data, becomes $PTBENCH_DATA_DIR."""
     from harbor.models.task.config import (
         AgentConfig,
         EnvironmentConfig,
@@ -110,6 +122,8 @@ def task_toml(spec: TaskSpec) -> str:
 
     budget_sec = round(spec.budget_hours * 3600)
     env = {"TINKER_API_KEY": "${TINKER_API_KEY}"} if spec.backend == "tinker" else {}
+    if agent_data is not None:
+        env[env_name("data_dir")] = agent_data
     config = TaskConfig(
         metadata={
             "ptbench_task": spec.name, "benchmark": spec.benchmark, "base_model": spec.base_model,

@@ -49,15 +49,16 @@ def is_local(environment: EnvironmentConfig) -> bool:
     return environment.import_path == LOCAL_ENVIRONMENT
 
 
-def resolve_tasks(refs: list[str], export_dir: Path) -> list[TaskConfig]:
-    """Task dirs as given, catalog names exported into `export_dir`; each checked as a Harbor task."""
+def resolve_tasks(refs: list[str], export_dir: Path, data_dir: Path | None = None) -> list[TaskConfig]:
+    """Task dirs as given, catalog names exported into `export_dir` (with `data_dir`'s benchmark data); each checked
+    as a Harbor task."""
     if not refs:
         raise UserError("give at least one --task")
     configs: list[TaskConfig] = []
     for ref in dict.fromkeys(refs):
         path = Path(ref)
         if not (path / "task.toml").is_file():
-            path = _export_catalog_task(ref, export_dir)
+            path = _export_catalog_task(ref, export_dir, data_dir)
         path = path.resolve()
         try:
             Task(path)
@@ -67,12 +68,12 @@ def resolve_tasks(refs: list[str], export_dir: Path) -> list[TaskConfig]:
     return configs
 
 
-def _export_catalog_task(name: str, export_dir: Path) -> Path:
+def _export_catalog_task(name: str, export_dir: Path, data_dir: Path | None) -> Path:
     from ptbench.catalog.tasks import get_task
     from ptbench.run.export import export_task
 
     spec = get_task(name)  # UserError for an unknown name
-    return export_task(spec, export_dir, replace=True)  # leftovers of a run that never started
+    return export_task(spec, export_dir, replace=True, data_dir=data_dir)  # replace: leftovers of a run never started
 
 
 def build_job_config(
@@ -89,7 +90,8 @@ def build_job_config(
     """One Harbor job: every agent on every task, once per seed; each seed its own tagged agent config.
 
     When a task starts from the locally built tiny model, it is built (or found in the cache) now,
-    before any trial's budget runs, and the local environment sees it read-only (`with_tiny_model`).
+    before any trial's budget runs, and the local environment sees it read-only (`with_tiny_model`). Tasks exported
+    with benchmark data get their agent files bound into the agent's environment (`with_task_data`).
     """
     if seeds < 1:
         raise UserError("--seeds must be at least 1")
@@ -99,6 +101,7 @@ def build_job_config(
         raise UserError("give at least one --agent")
     resolved: list[AgentConfig] = [resolve_agent(spec) for spec in dict.fromkeys(agents)]
     environment = _share_tiny_model(environment, tasks, console or Console(stderr=True))
+    environment = with_task_data(environment, tasks)
     return JobConfig(
         job_name=job_name,
         jobs_dir=jobs_dir.resolve(),
@@ -137,6 +140,24 @@ def with_tiny_model(environment: EnvironmentConfig, model_dir: Path) -> Environm
     kwargs["ro_paths"] = [model, *(p for p in ro_paths if p != model)]
     env = {**environment.env, env_name("cache"): str(cache_dir().resolve())}
     return environment.model_copy(update={"kwargs": kwargs, "env": env}, deep=True)
+
+
+def with_task_data(environment: EnvironmentConfig, tasks: list[TaskConfig]) -> EnvironmentConfig:
+    """The tasks' agent data (`data/` of a task exported with a data directory) bound read-only into the agent's
+    environment only, at `/ptbench/data/<benchmark>` (Harbor's `mounts`); on the local environment the test data
+    of installed packages is then hidden from the agent too. Unchanged when no task carries data."""
+    from ptbench.paths import work_dir
+    from ptbench.run.task_data import data_mounts, package_masks, quiet_agent_only_warning
+
+    mounts = data_mounts([task.path for task in tasks if task.path is not None])
+    if not mounts:
+        return environment
+    if is_local(environment):
+        mounts += package_masks(work_dir().resolve() / "empty")
+    quiet_agent_only_warning()
+    targets = {mount["target"] for mount in mounts}
+    kept = [mount for mount in environment.mounts or [] if mount["target"] not in targets]
+    return environment.model_copy(update={"mounts": [*kept, *mounts]}, deep=True)
 
 
 def _share_tiny_model(environment: EnvironmentConfig, tasks: list[TaskConfig], console: Console) -> EnvironmentConfig:

@@ -1,0 +1,61 @@
+"""`ptbench run --data-dir`: the agent's sandbox sees its benchmark's train and dev files and no test-split file
+anywhere; the reference agent trains on them and both verifiers score on the test split (gsm8k-tiny and
+humaneval-tiny end to end, offline)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from run_helpers import place, query
+
+from ptbench.benchmarks.datadir.manifest import read_manifest
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "benchmarks"
+
+
+def test_no_test_split_file_is_readable_from_the_agents_sandbox(tmp_path: Path, cli, fixture_data_dir: Path) -> None:
+    spot = place(tmp_path)
+    manifest = read_manifest(fixture_data_dir)
+    tests = [entry for entry in manifest.files if entry.role == "test"]  # every benchmark's, not only gsm8k's
+    exported = spot.cwd / ".ptbench" / "tasks" / "snoop" / "gsm8k-tiny"
+    paths = [str(fixture_data_dir / e.path) for e in tests] + [str(p) for p in FIXTURES.rglob("test.jsonl")] + [
+        str(exported / "tests" / "data" / "test.jsonl"), "/tests/data/test.jsonl", "/tests/task.json"]
+    env = {**spot.env, "PTBENCH_TEST_SECRETS": json.dumps({e.sha256: e.bytes for e in tests}),
+           "PTBENCH_TEST_SECRET_PATHS": json.dumps(paths)}
+    result = cli("run", "--task", "gsm8k-tiny", "--agent", "snoop_agent:SnoopAgent", "--data-dir",
+                 str(fixture_data_dir), "--job-name", "snoop", cwd=spot.cwd, env=env)
+    assert (exported / "tests" / "data" / "test.jsonl").is_file(), result.stderr  # the export did carry it
+    report = json.loads(spot.ledger.read_text().splitlines()[-1])
+    assert report == {"found": [], "opened": [], "data_dir": "/ptbench/data/gsm8k", "listing": ["train.jsonl"],
+                      "writable": False}
+    ((status, verifier_status),) = query(spot.store, "SELECT status, verifier_status FROM trials")
+    assert verifier_status == "scored", result.stderr[-2000:]  # the verifier had the test split (/tests/data)
+
+
+@pytest.fixture(scope="module")
+def reference_run(tmp_path_factory, cli, fixture_data_dir: Path):
+    spot = place(tmp_path_factory.mktemp("reference"))
+    spot.result = cli("run", "--task", "gsm8k-tiny", "--task", "humaneval-tiny", "--agent", "reference", "--env",
+                      "local", "--data-dir", str(fixture_data_dir), "--job-name", "offline", cwd=spot.cwd,
+                      env=spot.env, timeout=1800)
+    spot.trials = {row[0]: row[1:] for row in query(
+        spot.store, "SELECT task_name, status, reason, score, scored, agent_exit_code FROM trials")}
+    return spot
+
+
+def test_the_reference_agent_trains_and_both_tasks_verify_offline(reference_run) -> None:
+    assert reference_run.result.returncode == 0, reference_run.result.stderr[-3000:]
+    assert "2 trials (2 ok)" in reference_run.result.stdout
+    for task in ("gsm8k-tiny", "humaneval-tiny"):
+        status, reason, score, scored, exit_code = reference_run.trials[task]
+        assert (status, reason, scored) == ("ok", None, "submission") and exit_code in (0, None)
+        assert score is not None and 0.0 <= score <= 1.0
+
+
+def test_the_reference_agent_read_its_training_files_from_the_data_dir(reference_run) -> None:
+    jobs = reference_run.jobs / "offline"
+    for task, examples in (("gsm8k-tiny", 24), ("humaneval-tiny", 4)):  # the fixtures' training items
+        (log,) = jobs.glob(f"{task}__*/agent/oracle.txt")
+        assert f"trained on {examples} " in log.read_text()
