@@ -5,14 +5,44 @@ humaneval-tiny end to end, offline)."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 from run_helpers import place, query
 
-from ptbench.benchmarks.datadir.manifest import read_manifest
+from ptbench.benchmarks.datadir.manifest import read_manifest, write_manifest
+from ptbench.catalog.tasks import get_task
+from ptbench.errors import UserError
+from ptbench.run.export import export_task
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "benchmarks"
+
+
+def test_an_exported_task_carries_each_side_its_part(tmp_path: Path, fixture_data_dir: Path) -> None:
+    task = export_task(get_task("bfcl-tiny"), tmp_path, data_dir=fixture_data_dir)
+    files = {p.relative_to(task).as_posix() for p in task.rglob("*") if p.is_file() and "data" in p.parts}
+    assert files == {f"{side}/{name}" for side in ("data", "tests/data")
+                     for name in ("BFCL_v4_simple_python.json", "possible_answer/BFCL_v4_simple_python.json")} | {
+        "data/sft.jsonl"}
+    assert 'PTBENCH_DATA_DIR = "/ptbench/data/bfcl"' in (task / "task.toml").read_text()
+    assert "--data-dir /tests/data" in (task / "tests" / "test.sh").read_text()
+    assert "`/ptbench/data/bfcl`" in (task / "instruction.md").read_text()
+    frogs = export_task(get_task("frogs-single-tiny"), tmp_path, data_dir=fixture_data_dir)
+    assert not (frogs / "data").exists() and "--data-dir" not in (frogs / "tests" / "test.sh").read_text()
+
+
+def test_changed_or_absent_data_is_refused(tmp_path: Path, fixture_data_dir: Path) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(fixture_data_dir, copy)
+    (copy / "gsm8k" / "agent" / "train.jsonl").write_text("{}\n")
+    with pytest.raises(UserError, match="gsm8k/agent/train.jsonl is changed since it was built"):
+        export_task(get_task("gsm8k-tiny"), tmp_path / "tasks", data_dir=copy)
+    manifest = read_manifest(copy)
+    manifest.files = [entry for entry in manifest.files if entry.benchmark != "aime2025"]
+    write_manifest(copy, manifest)
+    with pytest.raises(UserError, match="has nothing for benchmark aime2025"):
+        export_task(get_task("aime2025-tiny"), tmp_path / "tasks", data_dir=copy)
 
 
 def test_no_test_split_file_is_readable_from_the_agents_sandbox(tmp_path: Path, cli, fixture_data_dir: Path) -> None:

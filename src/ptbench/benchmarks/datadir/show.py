@@ -16,7 +16,7 @@ def data_table(root: Path) -> tuple[Table, int]:
     manifest = read_manifest(root)
     table = Table(title=f"{root} (manifest v{manifest.schema_version}, built {manifest.created_at:%Y-%m-%d %H:%M})")
     for column in ("benchmark", "role", "side", "file", "state", "origin / reason", "sha256", "bytes"):
-        table.add_column(column, overflow="fold")
+        table.add_column(column, overflow="fold", no_wrap=column in ("role", "side", "state", "sha256", "bytes"))
     bad = 0
     for benchmark in manifest.benchmarks():
         for entry in manifest.files_of(benchmark):
