@@ -51,7 +51,7 @@ def _rule(name: str, activity: Activity, pattern: str) -> _Rule:
 
 _METHODS = (
     ("sft", re.compile(r"(?<![a-z])sft|supervised[ _-]?fine", re.I)),
-    ("rl", re.compile(r"(?<![a-z])(?:grpo|ppo|rloo|reinforce)(?![a-z]{2})", re.I)),
+    ("rl", re.compile(r"(?<![a-z])(?:grpo|ppo|rloo|reinforce)", re.I)),
     ("preference", re.compile(r"(?<![a-z])(?:dpo|orpo|kto|simpo)(?![a-z])", re.I)),
 )
 
@@ -80,13 +80,13 @@ _TOOL_RULES = (  # command words other than scripts
     _rule(RAW_OUTPUTS, "reading",
           r"^(?:cat|head|tail|less|more|jq|grep)\b.*(?:sample|completion|output|generation|response|prediction)s?"
           r"[\w.-]*\.(?:jsonl?|txt|csv)\b|^inspect\s+(?:view|log\s+dump)\b"),
-    _rule(TIMER, "reading", r"^(?:(?:bash|sh)\s+)?(?:\S*/)?timer(?:\.sh)?(?:\s|$)"),
     _rule("reads or explores", "reading",
           r"^(?:cat|head|tail|less|more|ls|ll|find|grep|egrep|rg|tree|wc|pwd|file|stat|du|df|nvidia-smi|ps|pgrep|"
           r"top|htop|free|which|whoami|env|printenv|nproc|lscpu|uname|echo|date|jq|diff|cd|realpath|"
           r"pip3?\s+(?:list|show|freeze)|git\s+(?:log|status|diff|show)|ptbench\s+(?:tasks|runs|--help))\b"),
 )
 _WAITING = _rule("waits (sleep, wait, watch, tail -f)", "waiting", r"^(?:sleep|wait|watch)\b|^tail\s+(?:-\S+\s+)*-\w*f")
+_TIMER = _rule(TIMER, "reading", r"^(?:(?:bash|sh)\s+)?(?:\S*/)?timer(?:\.sh)?(?:\s|$)")
 _WRITING = _rule("writes a file from the shell", "coding",
                  r"^(?:cat|echo|printf)\b[^|]*>\s*[^&\s]|^tee\b|^sed\s+-i|^(?:vi|vim|nano|emacs|patch|apply_patch)\b")
 _LAUNCHER = re.compile(r"^(?:python[\d.]*|torchrun|accelerate\s+launch|deepspeed|uv\s+run|bash|sh)\b", re.I)
@@ -96,7 +96,7 @@ _PREFIX = re.compile(  # what only wraps the command that follows
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)(?P<tag>\w+)\1[^\n]*\n(?P<body>.*?)\n\s*(?P=tag)\b", re.S)
 _INLINE = re.compile(r"\s-c\s+(['\"])(?P<code>.*)\1", re.S)
 _TARGET = re.compile(r"(?:>|\btee\s+(?:-a\s+)?)\s*(?P<path>[^\s;&|<>'\"]+)")
-_SPLIT = re.compile(r"&&|\|\||[;|&\n]")
+_SPLIT = re.compile(r"&&|\|\||(?<![>&])&(?![>&])|[;|\n]")  # not the & of 2>&1 or &>
 
 _READ_TOOLS = {"read", "read_file", "view", "glob", "grep", "ls", "list_directory", "list_dir", "search_file_content",
                "read_many_files", "find", "search", "file_search", "codebase_search", "notebookread"}
@@ -173,7 +173,7 @@ class Classifier:
         self.written[name] = (self.written.get(name, "") + "\n" + content)[-MAX_WRITTEN_CHARS:]
 
     def _part(self, part: str, bodies: list[str]) -> Classification:
-        for rule in (_WAITING, _WRITING):
+        for rule in (_WAITING, _WRITING, _TIMER):
             if rule.pattern.search(part):
                 return Classification(rule.activity, rule.name, part[:200])
         if _LAUNCHER.match(part) or re.match(r"^\S+\.(?:py|sh)\b", part):
