@@ -16,7 +16,7 @@ from ptbench.benchmarks.registry import BENCHMARKS
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "benchmarks"
 
-OFFLINE = {"HF_ENDPOINT": "https://127.0.0.1:9"}  # a hub nobody answers for, so the hub path fails at once
+OFFLINE = {"HF_ENDPOINT": "https://127.0.0.1:9"}  # a hub nobody answers for (port 9), so the hub path fails at once
 
 
 @pytest.fixture(scope="module")

@@ -52,15 +52,19 @@ class Network:
 
     answers: dict[str, str | None] = field(default_factory=dict)
 
-    def unreachable(self, host: str) -> str | None:
-        """None when `host` accepts a connection on 443, else why not."""
-        if host not in self.answers:
+    def unreachable(self, url: str) -> str | None:
+        """None when the host of `url` accepts a connection on its port, else why not."""
+        parsed = urlparse(url)
+        host = parsed.hostname or url
+        port = parsed.port or (80 if parsed.scheme == "http" else 443)
+        address = f"{host}:{port}"
+        if address not in self.answers:
             try:
-                socket.create_connection((host, 443), timeout=PROBE_TIMEOUT_SEC).close()
-                self.answers[host] = None
+                socket.create_connection((host, port), timeout=PROBE_TIMEOUT_SEC).close()
+                self.answers[address] = None
             except OSError as exc:
-                self.answers[host] = f"no network: cannot reach {host} ({first_line(exc)})"
-        return self.answers[host]
+                self.answers[address] = f"no network: cannot reach {host} ({first_line(exc)})"
+        return self.answers[address]
 
 
 def fetch(piece: Piece, local_dir: Path | None, network: Network) -> Fetched:
@@ -100,10 +104,9 @@ def _remote(remote: Hub | Url, network: Network) -> Fetched:
             raise Missing(f"{remote.path} has no pinned revision")
         from huggingface_hub.constants import ENDPOINT
 
-        host = urlparse(ENDPOINT).hostname or "huggingface.co"
+        why = network.unreachable(ENDPOINT)
     else:
-        host = urlparse(remote.url).hostname or remote.url
-    why = network.unreachable(host)
+        why = network.unreachable(remote.url)
     if why is not None:
         raise Missing(f"{remote.origin}: {why}")
     if isinstance(remote, Url):
