@@ -63,6 +63,7 @@ _GROWN_MAX_N = 4  # boards this small are grown at random: most are solvable, an
 _MOVES = 8  # boards derived from one built board by moving a cell, until one passes `accept`
 _TRIED_MOVES = 12  # moves tried (each checked by `deduce`) for each of those
 _GUESSED_CELLS = 2  # at most this many cells may join a region that breaks the chain
+_CHAIN_GRADE = 2  # deduce's grade of a board its chain solves: singles and confinement, and no single at the start
 _OPEN, _BAR, _PLACED = 0, 1, 2
 
 
@@ -98,7 +99,9 @@ def generate_board(seed: int | str, n: int, rules: Rules = "touch", accept: Call
         built = _grown(rng, n, rules) if n <= _GROWN_MAX_N else _Chain(rng, n, rules).build()
         if built is None:
             continue
-        region, planted = built
+        region, planted, chained = built
+        if chained and grade not in (None, _CHAIN_GRADE):
+            continue  # a whole chain of singles and confinements makes a board of exactly that grade
         found = deduce_grade(n, region, rules)
         if found is None or (grade is not None and found != grade):
             continue
@@ -114,7 +117,7 @@ def generate_board(seed: int | str, n: int, rules: Rules = "touch", accept: Call
     raise RuntimeError(f"no board after {_ATTEMPTS} attempts (seed {seed!r}, n={n}, rules={rules}, grade={grade})")
 
 
-def _grown(rng: random.Random, n: int, rules: Rules) -> tuple[list[int], list[int]] | None:
+def _grown(rng: random.Random, n: int, rules: Rules) -> tuple[list[int], list[int], bool] | None:
     """Regions grown at random from a random placement, each first to MIN_REGION cells (None if one is
     walled in before); whether deduction solves the board is left to `deduce`."""
     near = _geometry(n)[0]
@@ -135,7 +138,7 @@ def _grown(rng: random.Random, n: int, rules: Rules) -> tuple[list[int], list[in
         frontier = [i for i in range(n * n) if region[i] < 0 and any(region[j] >= 0 for j in near[i])]
         i = rng.choice(frontier)
         region[i] = rng.choice(sorted({region[j] for j in near[i] if region[j] >= 0}))
-    return region, planted
+    return region, planted, False
 
 
 def _move_a_cell(rng: random.Random, n: int, region: list[int], planted: list[int], rules: Rules, grade: int) -> bool:
@@ -191,16 +194,18 @@ class _Chain:
         self.order: list[int] = []  # regions in placement order
         self.needs = [0] * n  # cells that had to be eliminated before the region's frog was placed
         self.removes = [0] * n  # cells the placement eliminated
+        self.guessed = False  # a left-over cell joined a region regardless of the chain
 
-    def build(self) -> tuple[list[int], list[int]] | None:
-        """(region id per cell, planted cells) when the attempt succeeds, else None."""
+    def build(self) -> tuple[list[int], list[int], bool] | None:
+        """(region id per cell, planted cells, whether the chain holds with no guessed cell) when the
+        attempt succeeds, else None."""
         while len(self.order) < self.n:
             self._absorb()
             if not (self._line_single() or self._region_single() or self._bar()):
                 return None
         if not self._complete():
             return None
-        return self.region, self.planted
+        return self.region, self.planted, not self.guessed
 
     def _join(self, i: int, g: int) -> None:
         self.region[i] = g
@@ -337,6 +342,7 @@ class _Chain:
         board, which then often needs a harder rule); False when too many are left."""
         if len(left) > _GUESSED_CELLS:
             return False
+        self.guessed = True
         while left:
             stuck = []
             for i in left:
