@@ -14,6 +14,8 @@ from ptbench.traces.events import Event
     ("cd /app && CUDA_VISIBLE_DEVICES=0 nohup python3 -u sft_qwen.py > log 2>&1 &", "training",
      "runs a training script"),
     ("accelerate launch finetune.py", "training", "runs a training script"),
+    ("bash -lc 'python train.py'", "training", "runs a training script"),
+    ("bash -lc 'ls -la /app'", "reading", "reads or explores"),
     ("ptbench reference /solution/task.json", "training", "runs the reference recipe"),
     ("ptbench evaluate --task /app/task.json --submission /app/final_model --limit 50", "evaluation",
      "runs the evaluate helper or an eval harness"),

@@ -92,7 +92,8 @@ _WRITING = _rule("writes a file from the shell", "coding",
 _LAUNCHER = re.compile(r"^(?:python[\d.]*|torchrun|accelerate\s+launch|deepspeed|uv\s+run|bash|sh)\b", re.I)
 _SCRIPT = re.compile(r"(?:^|\s)(?P<script>[^\s;&|<>'\"]+\.(?:py|sh))\b")
 _PREFIX = re.compile(  # what only wraps the command that follows
-    r"^(?:\(|nohup\s+|time\s+|timeout\s+\S+\s+|env\s+|sudo\s+|setsid\s+|exec\s+|[A-Z_][A-Z0-9_]*=\S*\s+)+")
+    r"^(?:\(|nohup\s+|time\s+|timeout\s+\S+\s+|env\s+|sudo\s+|setsid\s+|exec\s+|[A-Z_][A-Z0-9_]*=\S*\s+|"
+    r"(?:ba|z)?sh\s+-\w*c\s+['\"]?)+")  # a shell wrapper too (Codex runs `bash -lc '...'`)
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)(?P<tag>\w+)\1[^\n]*\n(?P<body>.*?)\n\s*(?P=tag)\b", re.S)
 _INLINE = re.compile(r"\s-c\s+(['\"])(?P<code>.*)\1", re.S)
 _TARGET = re.compile(r"(?:>|\btee\s+(?:-a\s+)?)\s*(?P<path>[^\s;&|<>'\"]+)")
