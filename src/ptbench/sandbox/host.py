@@ -66,17 +66,32 @@ def gpu_count(nodes: list[Path]) -> int:
 
 
 def ptbench_paths() -> list[str]:
-    """Host directories that make ptbench runnable inside: the interpreter prefix, the venv, an editable source.
+    """Host directories that make ptbench runnable inside: the interpreter prefix, the venv, an editable source,
+    and the prefix of installed agent CLIs.
 
-    They are bound read-only at their host paths, so console scripts' shebangs and the venv's
-    interpreter symlink keep working unchanged.
+    They are bound read-only at their host paths, so console scripts' shebangs, the venv's
+    interpreter symlink and the agent CLIs' links keep working unchanged.
     """
     import ptbench
 
     paths = [os.path.abspath(sys.base_prefix), os.path.abspath(sys.prefix)]
     import_root = str(Path(ptbench.__file__).resolve().parent.parent)
     paths.append(import_root)
+    paths += [str(path.parent) for path in agent_bin_dirs()]
     return minimal_cover(paths)
+
+
+def sandbox_path() -> list[str]:
+    """The dirs put before the default PATH inside: the venv's bin, then the installed agent CLIs'."""
+    return [os.path.join(sys.prefix, "bin"), *map(str, agent_bin_dirs())]
+
+
+def agent_bin_dirs() -> list[Path]:
+    """The bin dir of agent CLIs installed by `ptbench agents install`, when there is one."""
+    from ptbench.agents.prefix import bin_dir
+
+    links = bin_dir()
+    return [links] if links.is_dir() else []
 
 
 def minimal_cover(paths: list[str]) -> list[str]:

@@ -4,15 +4,16 @@ Use it with `harbor run -e ptbench.sandbox.local:LocalEnvironment` or `import_pa
 Options (`--ek key=value` or `environment.kwargs`): `sandbox_dir` (base dir of environment roots,
 default $PTBENCH_SANDBOX_DIR or <tmp>/ptbench-sandboxes; root's alone), `ro_paths` (extra host paths
 bound read-only, comma-separated or a list), `pids_limit`, and `max_download_files` / `max_download_mib`
-(what one download out of the sandbox may bring to the host). The task's Dockerfile is ignored (except its WORKDIR); the
-sandbox offers the host's /usr, /etc, /opt and ptbench's own Python environment, read-only.
+(what one download out of the sandbox may bring to the host), `forward_ports` (ports of the host's 127.0.0.1 the
+sandbox reaches at the same port of its own 127.0.0.1, e.g. a model API; see forward.py). The task's Dockerfile
+is ignored (except its WORKDIR); the sandbox offers the host's /usr, /etc, /opt, ptbench's own Python environment
+and the agent CLIs of `ptbench agents install` (on PATH), read-only.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from ptbench.sandbox.exec import (
     exec_command,
     resolve_user,
 )
+from ptbench.sandbox.forward import FORWARD_DIR, HostRelay, parse_ports
 from ptbench.sandbox.host import (
     HostTools,
     SandboxUnavailableError,
@@ -40,6 +42,7 @@ from ptbench.sandbox.host import (
     gpu_device_nodes,
     is_within,
     ptbench_paths,
+    sandbox_path,
 )
 from ptbench.sandbox.layout import (
     READY,
@@ -83,6 +86,7 @@ class LocalEnvironment(BaseEnvironment):
         pids_limit: int | str | None = None,
         max_download_files: int | str = sandbox_files.DEFAULT_MAX_FILES,
         max_download_mib: int | str = sandbox_files.DEFAULT_MAX_BYTES >> 20,
+        forward_ports: str | int | list[str | int] | None = None,
         **kwargs: Any,
     ) -> None:
         # Read by the capability validators inside BaseEnvironment.__init__.
@@ -92,6 +96,8 @@ class LocalEnvironment(BaseEnvironment):
         self._sandbox_base = base_dir(sandbox_dir)
         extra = ro_paths.split(",") if isinstance(ro_paths, str) else list(ro_paths or [])
         self._ro_binds = read_only_binds(ptbench_paths() + [path for path in extra if path])
+        self._path_first = sandbox_path()
+        self._forward_ports = parse_ports(forward_ports)
         super().__init__(
             environment_dir=environment_dir,
             environment_name=environment_name,
@@ -122,6 +128,7 @@ class LocalEnvironment(BaseEnvironment):
         self._env_dir: EnvDir | None = None
         self._holder: Holder | None = None
         self._network: SlirpNetwork | None = None  # slirp4netns of a `public` sandbox
+        self._relay: HostRelay | None = None  # the host side of forwarded ports
         self._tools: HostTools | None = None
         self._paths: sandbox_files.PathMap | None = None
         self._claimed_uids: set[int] = set()
@@ -184,12 +191,17 @@ class LocalEnvironment(BaseEnvironment):
         await asyncio.to_thread(sweep_stale, self._sandbox_base)
         env_dir = await asyncio.to_thread(EnvDir, self._sandbox_base, self.session_id)
         gpu_nodes = self._gpu_nodes if self._effective_gpus > 0 else []
+        binds = self._binds
         try:
             prepare_root(env_dir.root, self._workdir, self._log_dirs)
+            if self._forward_ports:
+                self._relay = HostRelay(env_dir.path / "forward", self._forward_ports)
+                await self._relay.start()
+                binds = [*binds, Bind(str(self._relay.directory), FORWARD_DIR, read_only=True)]
             self._enforced = enforced = await asyncio.to_thread(EnforcedLimits.create, env_dir.path.name, self._limits)
             self._holder = await Holder.start(
                 lambda info_fd, seccomp_fd: holder_command(
-                    tools, env_dir.root, self._binds, gpu_nodes, info_fd,
+                    tools, env_dir.root, binds, gpu_nodes, info_fd,
                     seccomp_fd=seccomp_fd, caps=capability_set(),
                     shm_bytes=self._limits.shm_bytes,
                 ),
@@ -207,12 +219,18 @@ class LocalEnvironment(BaseEnvironment):
                 self._network = await SlirpNetwork.start(
                     tools.slirp4netns, self._holder.child_pid, env_dir.path / "network.log"
                 )
+            self._env_dir, self._tools = env_dir, tools
+            if self._relay is not None:
+                forwarder = await self.exec(self._relay.command(), user="root", timeout_sec=60)
+                if forwarder.return_code != 0:
+                    raise RuntimeError(f"could not forward ports {self._forward_ports} into the sandbox: "
+                                       f"{(forwarder.stderr or forwarder.stdout or '').strip()[-300:]}")
         except BaseException:
             await self._stop_processes()
             await self._release_limits()
+            self._env_dir = None
             await asyncio.to_thread(env_dir.remove)
             raise
-        self._env_dir, self._tools = env_dir, tools
         self._paths = sandbox_files.PathMap(env_dir.root, self._binds)
         self.logger.debug(f"local environment {self.session_id} started in {env_dir.path}")
         await self._upload_environment_dir_after_start()
@@ -256,7 +274,7 @@ class LocalEnvironment(BaseEnvironment):
             command,
             prologue=enforced.shell_prologue(),
         )
-        environment = clean_environment(who, [os.path.join(sys.prefix, "bin")], self._merge_env(env))
+        environment = clean_environment(who, self._path_first, self._merge_env(env))
         preexec = None if enforced.joins_by_thread else enforced.join  # cgroup v2: per process only
         result = await run_command(
             spawner, argv, environment, timeout_sec or None, self._output_callback(), preexec
@@ -286,7 +304,8 @@ class LocalEnvironment(BaseEnvironment):
         holder, self._holder = self._holder, None
         network, self._network = self._network, None
         spawner, self._spawner = self._spawner, None
-        await asyncio.gather(*(part.stop() for part in (holder, network) if part is not None))
+        relay, self._relay = self._relay, None
+        await asyncio.gather(*(part.stop() for part in (holder, network, relay) if part is not None))
         if spawner is not None:
             await asyncio.to_thread(spawner.close)
 

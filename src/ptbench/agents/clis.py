@@ -1,0 +1,48 @@
+"""The agent CLIs ptbench installs: Harbor's agent name, the npm package, the pinned default version, the command."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ptbench.errors import UserError
+
+
+@dataclass(frozen=True)
+class AgentCli:
+    """One agent CLI: `name` is Harbor's agent name, `command` what Harbor's agent class runs (and checks for)."""
+
+    name: str
+    package: str
+    version: str
+    command: str
+    other_credentials: tuple[str, ...] = ()
+    """Variables that authenticate the CLI without an API key (a login file, an OAuth token)."""
+
+
+AGENT_CLIS: dict[str, AgentCli] = {
+    cli.name: cli
+    for cli in (
+        AgentCli("codex", "@openai/codex", "0.169.0", "codex", ("CODEX_AUTH_JSON_PATH", "CODEX_FORCE_AUTH_JSON")),
+        AgentCli("claude-code", "@anthropic-ai/claude-code", "2.1.328", "claude",
+                 ("CLAUDE_CODE_OAUTH_TOKEN", "AWS_BEARER_TOKEN_BEDROCK")),
+        AgentCli("gemini-cli", "@google/gemini-cli", "0.61.0", "gemini", ("GOOGLE_APPLICATION_CREDENTIALS",)),
+        AgentCli("opencode", "opencode-ai", "1.18.33", "opencode"),
+    )
+}
+
+
+def get_cli(name: str) -> AgentCli:
+    """The CLI of a Harbor agent name; an unknown one is a UserError listing the known ones."""
+    if name not in AGENT_CLIS:
+        raise UserError(f"unknown agent CLI {name!r}: ptbench installs {', '.join(AGENT_CLIS)}")
+    return AGENT_CLIS[name]
+
+
+def parse_request(spec: str) -> tuple[AgentCli, str]:
+    """`NAME[@VERSION]` as the CLI and the version to install (its pinned default when none is given)."""
+    name, _, version = spec.partition("@")
+    cli = get_cli(name.strip())
+    version = version.strip() or cli.version
+    if not all(ch.isalnum() or ch in ".-+_" for ch in version):
+        raise UserError(f"{spec!r}: a version is like {cli.version}")
+    return cli, version

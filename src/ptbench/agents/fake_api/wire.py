@@ -1,0 +1,89 @@
+"""The fake API's wire formats: a script step as an OpenAI Responses stream (what Codex speaks) or a Chat Completions
+answer whose text is Terminus-2's JSON (what Harbor's terminus-2 parses), plus how many assistant turns a request's
+conversation already holds."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+from uuid import uuid4
+
+from ptbench.agents.fake_api.script import Step
+
+USAGE = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
+         "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}
+
+
+def responses_turns(body: dict[str, Any]) -> int:
+    """Assistant turns in a Responses request: the tool calls and assistant messages in its input."""
+    items = body.get("input")
+    if not isinstance(items, list):
+        return 0
+    return sum(isinstance(item, dict) and (item.get("type") in ("function_call", "custom_tool_call")
+                                           or item.get("role") == "assistant") for item in items)
+
+
+def chat_turns(body: dict[str, Any]) -> int:
+    """Assistant turns in a Chat Completions request."""
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return 0
+    return sum(isinstance(message, dict) and message.get("role") == "assistant" for message in messages)
+
+
+def responses_item(step: Step, body: dict[str, Any]) -> dict[str, Any]:
+    """The output item of a step: a call of the request's shell tool (its arguments as that tool takes them), or an
+    assistant message."""
+    if step.say is not None:
+        return {"type": "message", "id": f"msg_{uuid4().hex}", "role": "assistant", "status": "completed",
+                "content": [{"type": "output_text", "text": step.say, "annotations": []}]}
+    tools = {tool.get("name") for tool in body.get("tools") or [] if isinstance(tool, dict)}
+    if "exec_command" in tools:
+        name, arguments = "exec_command", {"cmd": step.run}
+    elif "shell_command" in tools:
+        name, arguments = "shell_command", {"command": step.run}
+    else:
+        name, arguments = "shell", {"command": ["bash", "-lc", step.run]}
+    return {"type": "function_call", "id": f"fc_{uuid4().hex}", "call_id": f"call_{uuid4().hex}", "name": name,
+            "arguments": json.dumps(arguments), "status": "completed"}
+
+
+def responses_events(step: Step, body: dict[str, Any], model: str) -> Iterator[dict[str, Any]]:
+    """A step as the events of one streamed Responses API response."""
+    response = {"id": f"resp_{uuid4().hex}", "object": "response", "created_at": int(time.time()), "model": model,
+                "status": "in_progress", "output": []}
+    yield {"type": "response.created", "response": response}
+    item = responses_item(step, body)
+    yield {"type": "response.output_item.added", "output_index": 0, "item": {**item, "status": "in_progress"}}
+    if step.say is not None:
+        yield {"type": "response.output_text.delta", "item_id": item["id"], "output_index": 0, "content_index": 0,
+               "delta": step.say}
+    yield {"type": "response.output_item.done", "output_index": 0, "item": item}
+    yield {"type": "response.completed",
+           "response": {**response, "status": "completed", "output": [item], "usage": USAGE}}
+
+
+def terminus_text(step: Step) -> str:
+    """A step in Terminus-2's JSON answer format (keystrokes sent to its terminal; task_complete to finish)."""
+    if step.say is not None:
+        return json.dumps({"analysis": step.say, "plan": "", "commands": [], "task_complete": True})
+    return json.dumps({"analysis": "scripted", "plan": step.run,
+                       "commands": [{"keystrokes": step.run + "\n", "duration": 1.0}], "task_complete": False})
+
+
+def chat_completion(text: str, model: str) -> dict[str, Any]:
+    """A whole Chat Completions answer."""
+    return {"id": f"chatcmpl-{uuid4().hex}", "object": "chat.completion", "created": int(time.time()), "model": model,
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+
+
+def chat_chunks(text: str, model: str) -> Iterator[dict[str, Any]]:
+    """A Chat Completions answer as stream chunks."""
+    base = {"id": f"chatcmpl-{uuid4().hex}", "object": "chat.completion.chunk", "created": int(time.time()),
+            "model": model}
+    yield {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": None}]}
+    yield {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+           "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}

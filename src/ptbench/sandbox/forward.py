@@ -1,0 +1,134 @@
+"""Forwarded ports: the one way a sandbox reaches a service on the host's loopback, opened per environment.
+
+The host's 127.0.0.1 is out of every sandbox's reach (`network.py`). For each port named in the local environment's
+`forward_ports`, the host listens on a unix socket in the environment's own dir (`HostRelay`) and relays each
+connection to 127.0.0.1:<port> on the host; that dir is bound read-only into the sandbox at FORWARD_DIR, and a small
+forwarder started inside (`python -m ptbench.sandbox.forward`) listens on the sandbox's own 127.0.0.1:<port> and
+relays to the socket. Only the named ports are reachable; nothing else of the host's loopback is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from functools import partial
+from pathlib import Path
+
+FORWARD_DIR = "/run/ptbench/forward"
+"""Where the relays' sockets are seen inside the sandbox."""
+
+
+def parse_ports(value: str | int | list[str | int] | None) -> list[int]:
+    """`forward_ports` as given in environment kwargs: "8000,8001", 8000, or a list; each a TCP port."""
+    items = value.split(",") if isinstance(value, str) else [value] if isinstance(value, int) else list(value or [])
+    ports = []
+    for item in items:
+        text = str(item).strip()
+        if not text:
+            continue
+        if not text.isdecimal() or not 0 < int(text) < 65536:
+            raise ValueError(f"forward_ports: {text!r} is not a TCP port")
+        ports.append(int(text))
+    return sorted(set(ports))
+
+
+def socket_name(port: int) -> str:
+    """The relay socket of a port, in the forward dir."""
+    return f"{port}.sock"
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        while data := await reader.read(65536):
+            writer.write(data)
+            await writer.drain()
+        if writer.can_write_eof():
+            writer.write_eof()
+    except (ConnectionError, OSError):
+        pass
+
+
+Connect = Callable[[], Awaitable[tuple[asyncio.StreamReader, asyncio.StreamWriter]]]
+
+
+async def _relay(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, connect: Connect) -> None:
+    """Join one accepted connection with a new one to the other side, until both directions end."""
+    try:
+        other_reader, other_writer = await connect()
+    except OSError:
+        writer.close()
+        return
+    try:
+        await asyncio.gather(_pipe(reader, other_writer), _pipe(other_reader, writer))
+    finally:
+        for end in (writer, other_writer):
+            end.close()
+
+
+def _relaying(connect: Connect) -> Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]:
+    """A server's connection handler that relays to what `connect` opens."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await _relay(reader, writer, connect)
+
+    return handle
+
+
+class HostRelay:
+    """The host side: one unix socket per port in `directory`, each relayed to the host's 127.0.0.1:<port>."""
+
+    def __init__(self, directory: Path, ports: list[int]) -> None:
+        self.directory = directory
+        self.ports = ports
+        self._servers: list[asyncio.Server] = []
+
+    async def start(self) -> None:
+        """Listen on every port's socket."""
+        self.directory.mkdir(mode=0o755)
+        for port in self.ports:
+            path = self.directory / socket_name(port)
+            connect = partial(asyncio.open_connection, "127.0.0.1", port)
+            server = await asyncio.start_unix_server(_relaying(connect), path)
+            os.chmod(path, 0o666)  # any sandbox user may connect, as to a port
+            self._servers.append(server)
+
+    async def stop(self) -> None:
+        """Stop listening (connections under way end with the sandbox); idempotent."""
+        servers, self._servers = self._servers, []
+        for server in servers:
+            server.close()
+        for server in servers:
+            await server.wait_closed()
+
+    def command(self) -> str:
+        """The shell command that starts the forwarder inside (as root); it returns once every port listens."""
+        return f"{sys.executable} -m ptbench.sandbox.forward {' '.join(map(str, self.ports))}"
+
+
+async def _serve_inside(ports: list[int]) -> list[asyncio.Server]:
+    servers = []
+    for port in ports:
+        path = os.path.join(FORWARD_DIR, socket_name(port))
+        servers.append(await asyncio.start_server(_relaying(partial(asyncio.open_unix_connection, path)),
+                                                  "127.0.0.1", port))
+    return servers
+
+
+def main(argv: list[str]) -> None:
+    """Inside the sandbox: listen on 127.0.0.1:<port> for each port, then go to the background and relay."""
+    ports = parse_ports(",".join(argv))
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(_serve_inside(ports))  # listening before the parent exits: the ports are ready
+    if os.fork() != 0:
+        os._exit(0)
+    os.setsid()
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    loop.run_forever()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
