@@ -1,13 +1,20 @@
-"""Agent names for `ptbench run` (Harbor agents, `reference` = the task's solution, `module:Class`) and seed tags."""
+"""Agent names for `ptbench run` (Harbor agents, `reference` = the task's solution, `module:Class`), their settings and
+environment (`--agent-kwarg`, `--agent-env`, `--agent-config`), and seed tags."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
 from harbor.agents.base import BaseAgent
 from harbor.agents.factory import AgentFactory
+from harbor.cli.utils import parse_env_vars, parse_kwargs
 from harbor.models.trial.config import AgentConfig
 from harbor.utils.import_path import import_class
+from pydantic import BaseModel, ConfigDict, Field
 
-from ptbench.errors import UserError
+from ptbench.errors import UserError, first_line
 from ptbench.settings import env_name
 
 REFERENCE = "reference"
@@ -37,6 +44,51 @@ def resolve_agent(spec: str) -> AgentConfig:
             f"({', '.join(AgentFactory.registered_names())}) or module:Class"
         )
     return AgentConfig(name=name, model_name=model_name)
+
+
+class AgentSettings(BaseModel):
+    """`--agent-config FILE`: settings (keyword arguments of Harbor's agent class, e.g. `version`, `reasoning_effort`)
+    and environment variables given to every agent of a run."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: Literal[1] = 1
+    kwargs: dict[str, Any] = Field(default_factory=dict)
+    env: dict[str, str] = Field(default_factory=dict)
+
+
+def agent_settings(config: Path | None, kwargs: list[str], env: list[str]) -> AgentSettings:
+    """The file's settings (if any) with `k=v` kwargs (JSON values, else strings) and `K=V` variables on top."""
+    base = AgentSettings() if config is None else AgentSettings.model_validate_json(config.read_bytes())
+    try:
+        given_kwargs, given_env = parse_kwargs(kwargs), parse_env_vars(env)
+    except ValueError as exc:
+        raise UserError(first_line(exc)) from exc
+    if SEED_ENV in given_env or SEED_ENV in base.env:
+        raise UserError(f"{SEED_ENV} is set by ptbench run (--seeds)")
+    return AgentSettings(kwargs={**base.kwargs, **given_kwargs}, env={**base.env, **given_env})
+
+
+def with_settings(agent: AgentConfig, settings: AgentSettings) -> AgentConfig:
+    """A copy of an agent config with the settings added."""
+    return agent.model_copy(update={"kwargs": {**agent.kwargs, **settings.kwargs},
+                                    "env": {**agent.env, **settings.env}}, deep=True)
+
+
+def loopback_ports(agents: list[AgentConfig]) -> list[int]:
+    """Ports of this host's loopback that the agents' variables name in URLs (a model API here, e.g.
+    `OPENAI_BASE_URL=http://127.0.0.1:8000/v1`): what the local environment forwards into the sandbox, and no more."""
+    ports: set[int] = set()
+    for agent in agents:
+        for value in agent.env.values():
+            try:
+                url = urlsplit(value)
+                port = url.port
+            except ValueError:
+                continue
+            if url.scheme in ("http", "https") and url.hostname in ("127.0.0.1", "localhost") and port:
+                ports.add(port)
+    return sorted(ports)
 
 
 def with_seed(agent: AgentConfig, seed: int) -> AgentConfig:

@@ -23,7 +23,7 @@ from ptbench.errors import UserError, first_line
 from ptbench.files import write_atomic
 from ptbench.models.registry import get_base_model
 from ptbench.paths import cache_dir
-from ptbench.run.agents import resolve_agent, with_seed
+from ptbench.run.agents import AgentSettings, loopback_ports, resolve_agent, with_seed, with_settings
 from ptbench.run.labels import LOCAL_ENVIRONMENT
 from ptbench.settings import env_name
 from ptbench.store.ingest import read_job
@@ -86,12 +86,15 @@ def build_job_config(
     environment: EnvironmentConfig,
     concurrency: int,
     console: Console | None = None,
+    settings: AgentSettings | None = None,
 ) -> JobConfig:
-    """One Harbor job: every agent on every task, once per seed; each seed its own tagged agent config.
+    """One Harbor job: every agent on every task, once per seed; each seed its own tagged agent config, every agent
+    with the run's `settings` (kwargs and environment).
 
     When a task starts from the locally built tiny model, it is built (or found in the cache) now,
     before any trial's budget runs, and the local environment sees it read-only (`with_tiny_model`). Tasks exported
-    with benchmark data get their agent files bound into the agent's environment (`with_task_data`).
+    with benchmark data get their agent files bound into the agent's environment (`with_task_data`). A model API on
+    this host's loopback that an agent's variables name is forwarded into local sandboxes (`forward_ports`).
     """
     if seeds < 1:
         raise UserError("--seeds must be at least 1")
@@ -99,7 +102,10 @@ def build_job_config(
         raise UserError("--concurrency must be at least 1")
     if not agents:
         raise UserError("give at least one --agent")
-    resolved: list[AgentConfig] = [resolve_agent(spec) for spec in dict.fromkeys(agents)]
+    resolved: list[AgentConfig] = [with_settings(resolve_agent(spec), settings or AgentSettings())
+                                   for spec in dict.fromkeys(agents)]
+    if is_local(environment) and (ports := loopback_ports(resolved)):
+        environment = environment.model_copy(update={"kwargs": {**environment.kwargs, "forward_ports": ports}})
     environment = _share_tiny_model(environment, tasks, console or Console(stderr=True))
     environment = with_task_data(environment, tasks)
     return JobConfig(
