@@ -38,6 +38,14 @@ def run(
     data_dir: Annotated[Path | None, typer.Option(
         "--data-dir", help="a data directory (ptbench data build): catalog tasks carry their benchmark's data, "
         "train and dev files for the agent, the test split for the verifier only")] = None,
+    agent_kwarg: Annotated[list[str] | None, typer.Option(
+        "--agent-kwarg", help="k=v, a setting of every agent (a JSON value, else a string; e.g. reasoning_effort=high, "
+        "version=0.169.0); repeat")] = None,
+    agent_env: Annotated[list[str] | None, typer.Option(
+        "--agent-env", help="K=V, a variable in every agent's environment (e.g. OPENAI_BASE_URL=...); repeat")] = None,
+    agent_config: Annotated[Path | None, typer.Option(
+        "--agent-config", help='a JSON file {"schema_version": 1, "kwargs": {...}, "env": {...}} for every agent '
+        "(--agent-kwarg and --agent-env win)")] = None,
     store: StoreOption = None,
 ) -> None:
     """Run agents x tasks x seeds as one Harbor job with live progress; results go to the store."""
@@ -45,11 +53,13 @@ def run(
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ["HARBOR_TELEMETRY"] = "0"
     from ptbench.run import jobs
+    from ptbench.run.agents import agent_settings
 
     jobs_dir = (work_dir() / "jobs").resolve()
     if resume is not None:
         given = [flag for flag, value in (("--task", task), ("--agent", agent), ("--seeds", seeds), ("--env", env),
-                 ("--concurrency", concurrency), ("--job-name", job_name), ("--data-dir", data_dir))
+                 ("--concurrency", concurrency), ("--job-name", job_name), ("--data-dir", data_dir),
+                 ("--agent-kwarg", agent_kwarg), ("--agent-env", agent_env), ("--agent-config", agent_config))
                  if value is not None]
         if given:
             raise UserError(f"--resume continues a job with its own settings; drop {', '.join(given)}")
@@ -68,6 +78,7 @@ def run(
             seeds=1 if seeds is None else seeds,
             environment=jobs.resolve_environment(env or "local"),
             concurrency=4 if concurrency is None else concurrency,
+            settings=agent_settings(agent_config, agent_kwarg or [], agent_env or []),
         )
     store_path = default_store(store)
     _check_store(store_path)  # an old store is refused before the job runs, not after
