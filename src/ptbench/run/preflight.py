@@ -4,7 +4,8 @@ Harbor builds a trial's agent and environment outside the trial's error handling
 environment cannot run (a GPU it lacks, a network mode it cannot enforce, a resource limit) aborts the
 whole job. Here every (task, agent) trial is built exactly as Harbor will build it, in a scratch
 directory next to the job that is removed afterwards; nothing is started. The local environment's own
-support check adds what Harbor only meets later (a separate verifier environment, compose services).
+support check adds what Harbor only meets later (a separate verifier environment, compose services). An agent CLI
+ptbench installs (codex, claude-code, ...) must be installed for the local environment and have its API key.
 """
 
 from __future__ import annotations
@@ -48,12 +49,18 @@ def _environment_problems(config: JobConfig) -> dict[str, str]:
 
 
 def _agent_problems(config: JobConfig) -> dict[str, str]:
+    """Harbor's own agent checks, then ours of the agent CLIs ptbench installs (command installed, API key)."""
+    from ptbench.agents.ready import agent_problem
+
     problems = {}
     for agent in _distinct_agents(config.agents):
         try:
             AgentFactory.run_preflight(agent)
+            problem = agent_problem(agent, local=is_local(config.environment))
         except (Exception, SystemExit) as exc:  # noqa: BLE001
-            problems[f"agent {agent.name or agent.import_path}"] = first_line(exc)
+            problem = first_line(exc)
+        if problem:
+            problems[f"agent {agent.name or agent.import_path}"] = problem
     return problems
 
 
