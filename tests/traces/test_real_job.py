@@ -46,6 +46,7 @@ def test_the_reference_agents_real_log(real_store: Path) -> None:
     assert [(s.start, s.end, s.activity) for s in reference.segments][0] == (0, 0.01, "training")
     assert {i.name: i.value for i in reference.indicators} | {"budget_used": None} == {
         "budget_used": None, "timer_checks": 0, "training_share": pytest.approx(0.01 / 36, abs=1e-5),
+        "training_with_waits_share": pytest.approx(0.01 / 36, abs=1e-5),
         "evaluation_share": 0.0, "evaluations": 2, "raw_output_looks": 2, "format_checked": True, "ran_rl": False,
         "sft_before_rl": None, "curriculum": False, "disjoint_eval": True, "evaluated_after_training": True}
 

@@ -61,6 +61,7 @@ def test_atif_timeline_shares_and_indicators(make_store) -> None:
         (0, 10, "idle"), (10, 20, "reading"), (20, 30, "coding"), (30, 630, "training"), (630, 930, "evaluation"),
         (930, 960, "reading"), (960, 970, "coding"), (970, 980, "training"), (980, 1580, "waiting"),
         (1580, 1590, "reading"), (1590, 1800, "idle")]
+    assert [s.waiting_on for s in trial.segments if s.activity == "waiting"] == ["training"]
     rules = [s.rule for s in trial.segments]
     assert rules[3] == "runs train.py, which it wrote: python code runs a trainer"
     assert rules[5] == "looks at raw model outputs" and rules[9] == "checks the timer"
@@ -73,6 +74,7 @@ def test_atif_timeline_shares_and_indicators(make_store) -> None:
     assert trial.training_methods == ["sft", "rl"]
     assert _indicators(trial) == {
         "budget_used": 0.5, "timer_checks": 2, "training_share": pytest.approx(610 / 3600, abs=1e-6),
+        "training_with_waits_share": pytest.approx(1210 / 3600, abs=1e-6),
         "evaluation_share": pytest.approx(300 / 3600, abs=1e-6), "evaluations": 1, "raw_output_looks": 1,
         "format_checked": True, "ran_rl": True, "sft_before_rl": True, "curriculum": False, "disjoint_eval": None,
         "evaluated_after_training": False}
@@ -94,7 +96,9 @@ def test_reference_agent_log(make_store) -> None:
     assert trial.training_methods == ["sft", "rl"]
     assert _indicators(trial) == {
         "budget_used": pytest.approx(350.93 / 900, abs=1e-6), "timer_checks": 0,
-        "training_share": pytest.approx(329.0 / 900, abs=1e-6), "evaluation_share": pytest.approx(2.5 / 900, abs=1e-6),
+        "training_share": pytest.approx(329.0 / 900, abs=1e-6),
+        "training_with_waits_share": pytest.approx(329.0 / 900, abs=1e-6),
+        "evaluation_share": pytest.approx(2.5 / 900, abs=1e-6),
         "evaluations": 10, "raw_output_looks": 10, "format_checked": True, "ran_rl": True, "sft_before_rl": True,
         "curriculum": True, "disjoint_eval": True, "evaluated_after_training": True}
 
@@ -105,7 +109,7 @@ def test_per_agent_aggregates(make_store) -> None:
     report = trace_store(store, TraceFilters(agent="claude-code"))
     hasty = _indicators(_trial(report, "claude-code", 1))
     assert (hasty["sft_before_rl"], hasty["disjoint_eval"], hasty["evaluated_after_training"]) == (False, False, True)
-    assert _trial(report, "claude-code", 1).indicators[10].evidence == [
+    assert next(i for i in _trial(report, "claude-code", 1).indicators if i.name == "disjoint_eval").evidence == [
         "boards.jsonl is used for training and for evaluation"]
     (agent,) = report.agents
     assert (agent.agent, agent.trials, agent.readable) == ("claude-code", 2, 2)

@@ -68,7 +68,7 @@ def trace_trial(job: str, record: TrialRecord) -> TrialTraces:
     activities = activity_times(segments, budget, run)
     return base.model_copy(update={
         "source": trace.source, "source_path": trace.path, "segments": segments, "activities": activities,
-        "indicators": indicators(classified, activities, used, classifier.written),
+        "indicators": indicators(classified, segments, activities, budget, used, classifier.written),
         "training_methods": training_methods(classified),
     })
 
@@ -91,7 +91,7 @@ def _agent(agent: str | None, trials: list[TrialTraces]) -> AgentTraces:
         activities.append(ActivitySummary(activity=activity, mean_share_of_budget=_mean(budget),
                                           mean_share_of_run=_mean(run), n=len(budget)))
     summaries = []
-    for name, (kind, habit) in HABITS.items():
+    for name, (kind, _, habit) in HABITS.items():
         values = [float(i.value) for t in readable for i in t.indicators if i.name == name and i.value is not None]
         summaries.append(IndicatorSummary(name=name, kind=kind, habit=habit, mean=_mean(values),
                                           min=min(values, default=None), max=max(values, default=None),

@@ -9,26 +9,35 @@ from collections.abc import Iterable, Sequence
 
 from ptbench.traces.classify import DEV_EVALUATION, RAW_OUTPUTS, TIMER, UNRECOGNISED_LINE, Classification
 from ptbench.traces.events import Event
-from ptbench.traces.model import ActivityTime, Indicator, IndicatorKind
+from ptbench.traces.model import ActivityTime, Indicator, IndicatorKind, Segment
 
-HABITS: dict[str, tuple[IndicatorKind, str]] = {
-    "budget_used": ("share", "sense of time: the share of the budget used before stopping (most agents stop early; "
-                             "longer runs score higher)"),
-    "timer_checks": ("count", "sense of time: how often it checked the time left (`timer`)"),
-    "training_share": ("share", "the budget spent training (a bad run: 3.6% training, 61% watching evaluations)"),
-    "evaluation_share": ("share", "the budget spent evaluating (a bad run: 61% watching evaluations)"),
-    "evaluations": ("count", "how often it measured its model"),
-    "raw_output_looks": ("count", "sanity checks of raw model outputs (a lax regex found answers buried in prose, "
-                                  "so scores looked fine)"),
-    "format_checked": ("flag", "its evaluations report strict format or parse rates (naive SFT on a weak model's "
-                               "data ruined the format)"),
-    "ran_rl": ("flag", "it ran RL at all (PostTrainBench: SFT dominates, RL is rare)"),
-    "sft_before_rl": ("flag", "SFT before RL, so RL starts from a model that answers in format"),
-    "curriculum": ("flag", "a curriculum from small to large problems (boards)"),
-    "disjoint_eval": ("flag", "it evaluated on data disjoint from its training data (100% on the training "
-                              "generator's boards, 0/500 held out)"),
-    "evaluated_after_training": ("flag", "it measured the real metric after its last training (a partial reward "
-                                         "can decouple from the solve rate)"),
+HABITS: dict[str, tuple[IndicatorKind, str, str]] = {  # name: kind, column label, the habit
+    "budget_used": (
+        "share", "used", "sense of time: the share of the budget used before stopping (most agents stop early; "
+        "longer runs score higher)"),
+    "timer_checks": ("count", "timer", "sense of time: how often it checked the time left (`timer`)"),
+    "training_share": (
+        "share", "train%", "the budget spent training (a bad run: 3.6% training, 61% watching evaluations)"),
+    "training_with_waits_share": (
+        "share", "train+wait%", "the budget spent training, counting waits that follow a training command "
+        "(training run in the background while the agent sleeps)"),
+    "evaluation_share": ("share", "eval%", "the budget spent evaluating (a bad run: 61% watching evaluations)"),
+    "evaluations": ("count", "evals", "how often it measured its model"),
+    "raw_output_looks": (
+        "count", "raw", "sanity checks of raw model outputs (a lax regex found answers buried in prose, so scores "
+        "looked fine)"),
+    "format_checked": (
+        "flag", "format", "its evaluations report strict format or parse rates (naive SFT on a weak model's data "
+        "ruined the format)"),
+    "ran_rl": ("flag", "RL", "it ran RL at all (PostTrainBench: SFT dominates, RL is rare)"),
+    "sft_before_rl": ("flag", "SFT>RL", "SFT before RL, so RL starts from a model that answers in format"),
+    "curriculum": ("flag", "curric", "a curriculum from small to large problems (boards)"),
+    "disjoint_eval": (
+        "flag", "disjoint", "it evaluated on data disjoint from its training data (100% on the training generator's "
+        "boards, 0/500 held out)"),
+    "evaluated_after_training": (
+        "flag", "eval-after", "it measured the real metric after its last training (a partial reward can decouple "
+        "from the solve rate)"),
 }
 MAX_EVIDENCE = 3
 
@@ -49,8 +58,8 @@ def training_methods(classified: Classified) -> list[str]:
     return list(dict.fromkeys(methods))
 
 
-def indicators(classified: Classified, activities: Sequence[ActivityTime], budget_used: float | None,
-               written: dict[str, str]) -> list[Indicator]:
+def indicators(classified: Classified, segments: Sequence[Segment], activities: Sequence[ActivityTime],
+               budget: float | None, budget_used: float | None, written: dict[str, str]) -> list[Indicator]:
     """Every indicator of HABITS, in that order."""
     ordered = _ordered(classified)
     training = [i for i, (_, c) in enumerate(ordered) if c.activity == "training"]
@@ -63,6 +72,7 @@ def indicators(classified: Classified, activities: Sequence[ActivityTime], budge
         "budget_used": (budget_used, []),
         "timer_checks": (len(timers), _texts(timers)),
         "training_share": (shares.get("training"), []),
+        "training_with_waits_share": (_with_waits(segments, budget), []),
         "evaluation_share": (shares.get("evaluation"), []),
         "evaluations": (len(evaluations), _texts(ordered[i][0] for i in evaluations)),
         "raw_output_looks": (len(raw), _texts(raw)),
@@ -76,7 +86,15 @@ def indicators(classified: Classified, activities: Sequence[ActivityTime], budge
         if training else (None, []),
     }
     return [Indicator(name=name, kind=kind, value=values[name][0], habit=habit,
-                      evidence=values[name][1][:MAX_EVIDENCE]) for name, (kind, habit) in HABITS.items()]
+                      evidence=values[name][1][:MAX_EVIDENCE]) for name, (kind, _, habit) in HABITS.items()]
+
+
+def _with_waits(segments: Sequence[Segment], budget: float | None) -> float | None:
+    if not budget:
+        return None
+    spent = sum(s.end - s.start for s in segments
+                if s.activity == "training" or (s.activity == "waiting" and s.waiting_on == "training"))
+    return round(spent / budget, 6)
 
 
 def _ordered(classified: Classified) -> list[tuple[Event, Classification]]:

@@ -49,6 +49,8 @@ class Segment(_Model):
     rule: str = Field(description="the classification rule that matched")
     detail: str | None = Field(None, description="what matched: the command or log line (clipped)")
     events: int = Field(1, description="how many trace events the segment merges")
+    waiting_on: Activity | None = Field(None, description="waiting only: the activity of the latest training, "
+                                        "evaluation or data command before it (what it presumably waits for)")
 
 
 class ActivityTime(_Model):

@@ -7,12 +7,8 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from ptbench.traces.indicators import HABITS
 from ptbench.traces.model import ACTIVITIES, IndicatorSummary, TracesReport
-
-_SHORT = {"budget_used": "used", "timer_checks": "timer", "training_share": "train%", "evaluation_share": "eval%",
-          "evaluations": "evals", "raw_output_looks": "raw", "format_checked": "format", "ran_rl": "RL",
-          "sft_before_rl": "SFT>RL", "curriculum": "curric", "disjoint_eval": "disjoint",
-          "evaluated_after_training": "eval-after"}
 
 
 def to_json(report: TracesReport) -> str:
@@ -36,10 +32,13 @@ def _time_table(report: TracesReport) -> Table:
 
 
 def _trial_indicators(report: TracesReport) -> Table:
-    table = Table("trial", "agent", *_SHORT.values(), title="Habits per trial (- : the trace cannot tell)")
+    table = Table("trial", "agent", *(label for _, label, _ in HABITS.values()),
+                  title="Habits per trial (- : the trace cannot tell)")
     for t in report.trials:
         if t.problem is None:
-            table.add_row(Text(t.trial), Text(t.agent or "-"), *(_value(i.value, i.kind) for i in t.indicators))
+            named = {i.name: i for i in t.indicators}
+            table.add_row(Text(t.trial), Text(t.agent or "-"),
+                          *(_value(named[n].value, named[n].kind) for n in HABITS))
     return table
 
 
@@ -48,9 +47,8 @@ def _agent_table(report: TracesReport) -> Table:
     for agent in report.agents:
         table.add_column(Text(agent.agent or "-"))  # agent names come from job files: shown literally
     table.add_column("habit")
-    for index, name in enumerate(_SHORT):
-        cells = [_summary(agent.indicators[index]) for agent in report.agents]
-        habit = report.agents[0].indicators[index].habit if report.agents else ""
+    for name, (_, _, habit) in HABITS.items():
+        cells = [_summary(next(i for i in agent.indicators if i.name == name)) for agent in report.agents]
         table.add_row(Text(name), *cells, Text(habit))
     return table
 

@@ -1,6 +1,7 @@
 """Classified events laid on the agent's run: segments from each timed event to the next (so a tool call's stretch
-includes the model's next turn), a phase for its known length, time no event covers as `other`; neighbours of
-the same activity and rule merged; then the seconds per activity."""
+includes the model's next turn), a phase for its known length, time no event covers as `other`; a wait names the
+latest training, evaluation or data command before it; neighbours of the same activity and rule merged; then the
+seconds per activity."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from ptbench.traces.events import Event
 from ptbench.traces.model import ACTIVITIES, ActivityTime, Segment
 
 UNCOVERED = "no event covers this time"
+LAUNCHES = ("training", "evaluation", "data")
+"""Activities whose commands often run on (in the background, or past a terminal's wait) while the agent waits."""
 
 
 def timeline(classified: Sequence[tuple[Event, Classification]], run_seconds: float | None) -> list[Segment]:
@@ -24,7 +27,7 @@ def timeline(classified: Sequence[tuple[Event, Classification]], run_seconds: fl
         (start + (e.duration or 0.0) for start, here in groups.items() for e, _ in here), default=0.0)
     starts = sorted(groups)
     segments: list[Segment] = []
-    cursor = 0.0
+    cursor, launched = 0.0, None
     for index, start in enumerate(starts):
         if start >= end_of_run:
             break
@@ -36,7 +39,10 @@ def timeline(classified: Sequence[tuple[Event, Classification]], run_seconds: fl
             segments.append(Segment(start=cursor, end=start, activity="other", rule=UNCOVERED))
         if end > start:  # a zero-length phase (a save of 0.0 s) leaves no segment
             segments.append(Segment(start=start, end=end, activity=chosen.activity, rule=chosen.rule,
-                                    detail=chosen.detail, events=len(here)))
+                                    detail=chosen.detail, events=len(here),
+                                    waiting_on=launched if chosen.activity == "waiting" else None))
+        if chosen.activity in LAUNCHES:
+            launched = chosen.activity
         cursor = max(cursor, end)
     if end_of_run > cursor:
         segments.append(Segment(start=cursor, end=end_of_run, activity="other", rule=UNCOVERED))
@@ -60,7 +66,8 @@ def _merged(segments: list[Segment]) -> list[Segment]:
     merged: list[Segment] = []
     for segment in segments:
         last = merged[-1] if merged else None
-        if last is not None and (last.activity, last.rule, last.end) == (segment.activity, segment.rule, segment.start):
+        if last is not None and (last.activity, last.rule, last.waiting_on, last.end) == (
+                segment.activity, segment.rule, segment.waiting_on, segment.start):
             merged[-1] = last.model_copy(update={"end": segment.end, "events": last.events + segment.events})
         else:
             merged.append(segment)
