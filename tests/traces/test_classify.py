@@ -85,4 +85,4 @@ def test_reference_log_lines(line: str, activity: str) -> None:
 
 
 def test_a_message_without_a_tool_call_is_idle() -> None:
-    assert Classifier().classify(Event(at=1.0, kind="message", text="thinking", tool="agent")).activity == "idle"
+    assert Classifier().classify(Event(at=1.0, kind="message", text="thinking")).activity == "idle"

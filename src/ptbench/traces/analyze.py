@@ -13,7 +13,7 @@ from ptbench.store.models import TrialRecord
 from ptbench.store.queries import list_records
 from ptbench.store.schema import open_store
 from ptbench.traces.classify import Classifier
-from ptbench.traces.events import TraceUnreadable, read_trace, seconds_since
+from ptbench.traces.events import TraceUnreadable, seconds_since
 from ptbench.traces.indicators import HABITS, indicators, training_methods
 from ptbench.traces.model import (
     ACTIVITIES,
@@ -24,6 +24,7 @@ from ptbench.traces.model import (
     TracesReport,
     TrialTraces,
 )
+from ptbench.traces.source import read_trace, trace_file
 from ptbench.traces.timeline import activity_times, timeline
 
 
@@ -54,20 +55,20 @@ def trace_trial(job: str, record: TrialRecord) -> TrialTraces:
     base = TrialTraces(job=job, trial=t.trial_name, trial_id=t.trial_id, task=t.task_name, agent=t.agent,
                        seed=t.seed, status=t.status, source="none", source_path=None, agent_started_at=start,
                        budget_seconds=budget, run_seconds=run, budget_used=used)
-    try:
-        trace = read_trace(t, start)
-    except TraceUnreadable as exc:
-        source = "trajectory" if t.trajectory_path else "agent-log"
-        path = t.trajectory_path or t.agent_log_path
-        return base.model_copy(update={"source": source, "source_path": path, "problem": f"could not read: {exc}"})
-    if trace.source == "none":
+    source, path = trace_file(t)
+    if path is None:
         return base.model_copy(update={"problem": "could not read: no trajectory or agent log was recorded"})
+    base = base.model_copy(update={"source": source, "source_path": path})
+    try:
+        events = read_trace(t, start)
+    except TraceUnreadable as exc:
+        return base.model_copy(update={"problem": f"could not read: {exc}"})
     classifier = Classifier()
-    classified = [(event, classifier.classify(event)) for event in trace.events]
+    classified = [(event, classifier.classify(event)) for event in events]
     segments = timeline(classified, run)
     activities = activity_times(segments, budget, run)
     return base.model_copy(update={
-        "source": trace.source, "source_path": trace.path, "segments": segments, "activities": activities,
+        "segments": segments, "activities": activities,
         "indicators": indicators(classified, segments, activities, budget, used, classifier.written),
         "training_methods": training_methods(classified),
     })

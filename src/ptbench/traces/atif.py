@@ -36,7 +36,7 @@ def trajectory_events(text: str, agent_start: datetime | None) -> list[Event]:
         at = seconds_since(datetime.fromisoformat(step.timestamp.replace("Z", "+00:00")), start)
         outputs = {r.source_call_id: _text(r.content) for r in (step.observation.results if step.observation else [])}
         if not step.tool_calls:
-            events.append(Event(at=at, kind="message", text=clip(_text(step.message)), tool=step.source))
+            events.append(Event(at=at, kind="message", text=clip(_text(step.message))))
         for call in step.tool_calls or []:
             events.append(_call_event(at, call.function_name, call.arguments, outputs.get(call.tool_call_id, "")))
         if len(events) >= MAX_EVENTS:

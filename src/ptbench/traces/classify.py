@@ -134,7 +134,7 @@ class Classifier:
         if event.kind == "line":
             return _first(_LINE_RULES, event.text, with_methods=True) or Classification("other", UNRECOGNISED_LINE)
         if event.kind == "message":
-            return Classification("idle", f"{event.tool or 'model'} turn without a tool call (no command ran)")
+            return Classification("idle", "a turn without a tool call (no command ran)")
         return self._tool(event)
 
     def _tool(self, event: Event) -> Classification:

@@ -1,0 +1,47 @@
+"""Which file is a trial's trace (its ATIF trajectory, else its agent log, as ingest recorded them) and reading it
+as untrusted input: a plain file inside the trial dir reached without a symlink, size-capped, UTF-8."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+from pathlib import Path
+
+from ptbench.errors import first_line
+from ptbench.files import UnsafeFile, file_inside, read_untrusted_text
+from ptbench.store.models import TrialRow
+from ptbench.traces.agent_log import log_events
+from ptbench.traces.atif import trajectory_events
+from ptbench.traces.events import Event, TraceUnreadable
+from ptbench.traces.model import Source
+
+MAX_TRAJECTORY_BYTES = 32 * 1024 * 1024
+MAX_LOG_BYTES = 8 * 1024 * 1024
+
+
+def trace_file(trial: TrialRow) -> tuple[Source, str | None]:
+    """The trial's trajectory when it has one, else its agent log, else nothing."""
+    if trial.trajectory_path:
+        return "trajectory", trial.trajectory_path
+    if trial.agent_log_path:
+        return "agent-log", trial.agent_log_path
+    return "none", None
+
+
+def read_trace(trial: TrialRow, agent_start: datetime | None) -> list[Event]:
+    """The events of the trial's trace file (none without one; TraceUnreadable when it cannot be used)."""
+    source, path = trace_file(trial)
+    if path is None:
+        return []
+    if source == "trajectory":
+        return trajectory_events(_read(trial, path, MAX_TRAJECTORY_BYTES), agent_start)
+    return log_events(_read(trial, path, MAX_LOG_BYTES))
+
+
+def _read(trial: TrialRow, recorded: str, max_bytes: int) -> str:
+    """A file the store recorded for the trial, checked again now: inside the trial dir, no symlink, capped."""
+    try:
+        path = file_inside(trial.trial_dir, os.path.relpath(recorded, trial.trial_dir))
+        return read_untrusted_text(path, max_bytes)
+    except (UnsafeFile, OSError) as exc:
+        raise TraceUnreadable(f"{Path(recorded).name}: {first_line(exc)}") from exc
