@@ -52,6 +52,14 @@ def test_a_script_is_judged_by_what_was_written_into_it() -> None:
         "training", "runs run.py, which it wrote: python code runs a trainer", ("rl",))
 
 
+def test_a_shell_script_is_judged_by_its_commands() -> None:
+    classifier = Classifier()
+    classifier.command("cat > go.sh <<'EOF'\nset -e\npython sft_train.py\nbash go.sh\nEOF")
+    ran = classifier.command("bash go.sh")
+    assert (ran.activity, ran.rule, ran.methods) == ("training", "runs go.sh, which it wrote: runs a training script",
+                                                     ("sft",))
+
+
 def test_every_part_is_kept_the_longest_activity_wins() -> None:
     found = Classifier().command("timer; python sft_train.py && python grpo_train.py")
     assert (found.activity, found.methods) == ("training", ("sft", "rl"))

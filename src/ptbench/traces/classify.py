@@ -132,7 +132,7 @@ class Classifier:
             methods = _methods(event.text) if activity == "training" else ()
             return Classification(activity, f"reference agent phase {event.text!r}", event.text, methods=methods)
         if event.kind == "line":
-            return _first(_LINE_RULES, event.text, with_methods=True) or Classification("other", UNRECOGNISED_LINE)
+            return _first(_LINE_RULES, event.text, whole=True) or Classification("other", UNRECOGNISED_LINE)
         if event.kind == "message":
             return Classification("idle", "a turn without a tool call (no command ran)")
         return self._tool(event)
@@ -151,8 +151,9 @@ class Classifier:
             return self.command(event.text)
         return Classification("other", f"unrecognised tool {event.tool!r}", event.text[:200])
 
-    def command(self, command: str) -> Classification:
-        """A shell command: its parts classified, the most time-consuming activity wins."""
+    def command(self, command: str, nested: bool = False) -> Classification:
+        """A shell command: its parts classified, the most time-consuming activity wins (`nested`: the body of a
+        shell script it wrote, whose own scripts are not opened again)."""
         if not command.strip():
             return Classification("waiting", "sends no keys (waits for output)")
         bodies = []
@@ -163,7 +164,7 @@ class Classifier:
                 self._wrote(target["path"], heredoc["body"])
         parts = [p for p in (_PREFIX.sub("", part.strip()) for part in _SPLIT.split(_HEREDOC.sub("", command)))
                  if p]
-        found = [self._part(part, bodies) for part in parts] or [Classification("other", "empty command")]
+        found = [self._part(part, bodies, nested) for part in parts] or [Classification("other", "empty command")]
         best = min(found, key=lambda c: PRIORITY.index(c.activity))
         methods = tuple(dict.fromkeys(m for c in found for m in c.methods))
         return Classification(best.activity, best.rule, best.detail, frozenset(c.rule for c in found), methods)
@@ -173,19 +174,24 @@ class Classifier:
         name = PurePosixPath(path).name
         self.written[name] = (self.written.get(name, "") + "\n" + content)[-MAX_WRITTEN_CHARS:]
 
-    def _part(self, part: str, bodies: list[str]) -> Classification:
+    def _part(self, part: str, bodies: list[str], nested: bool) -> Classification:
         for rule in (_WAITING, _WRITING, _TIMER):
             if rule.pattern.search(part):
                 return Classification(rule.activity, rule.name, part[:200])
         if _LAUNCHER.match(part) or re.match(r"^\S+\.(?:py|sh)\b", part):
-            return self._launch(part, bodies)
-        return _first(_TOOL_RULES, part, with_methods=True) or Classification("other", "unrecognised command",
+            return self._launch(part, bodies, nested)
+        return _first(_TOOL_RULES, part, whole=True) or Classification("other", "unrecognised command",
                                                                                part[:200])
 
-    def _launch(self, part: str, bodies: list[str]) -> Classification:
+    def _launch(self, part: str, bodies: list[str], nested: bool) -> Classification:
         """A script or inline code being run."""
         if script := _SCRIPT.search(part):
             name = PurePosixPath(script["script"]).name
+            if name.endswith(".sh") and name in self.written and not nested:
+                inner = self.command(self.written[name], nested=True)
+                if inner.activity not in ("other", "idle"):
+                    return Classification(inner.activity, f"runs {name}, which it wrote: {inner.rule}", part[:200],
+                                          inner.rules, inner.methods)
             if name in self.written and (known := _first(_CODE_RULES, self.written[name])) is not None:
                 return Classification(known.activity, f"runs {name}, which it wrote: {known.rule}", part[:200],
                                       methods=_methods(self.written[name]) if known.activity == "training" else ())
@@ -199,17 +205,19 @@ class Classifier:
         code = inline["code"] if inline else "\n".join(bodies)
         found = _first(_CODE_RULES, code) if code else None
         if found is None:
-            return _first(_TOOL_RULES, part, with_methods=True) or Classification("other", "runs unrecognised code",
+            return _first(_TOOL_RULES, part, whole=True) or Classification("other", "runs unrecognised code",
                                                                                    part[:200])
         return Classification(found.activity, found.rule, part[:200],
                               methods=_methods(code) if found.activity == "training" else ())
 
 
-def _first(rules: tuple[_Rule, ...], text: str, with_methods: bool = False) -> Classification | None:
+def _first(rules: tuple[_Rule, ...], text: str, whole: bool = False) -> Classification | None:
+    """The first rule matching `text`; `whole`: the text is one command or log line, kept as the detail, whose
+    training methods count (else the detail is what matched, as in a script's code)."""
     for rule in rules:
         if match := rule.pattern.search(text):
-            methods = _methods(text) if with_methods and rule.activity == "training" else ()
-            return Classification(rule.activity, rule.name, text[:200] if with_methods else match[0][:200],
+            methods = _methods(text) if whole and rule.activity == "training" else ()
+            return Classification(rule.activity, rule.name, text[:200] if whole else match[0][:200],
                                   frozenset({rule.name}), methods)
     return None
 
