@@ -8,7 +8,7 @@ the same holds for every rotation, reflection and relabelling of it.
 
 Tiers are interleaved round-robin, so any prefix of a set is an (almost) equal mix; within a
 tier, boards alternate between the tier's two sizes and cycle through the tier's grades
-(`TIER_GRADES`), so each tier is an equal mix of its grades at both sizes.
+(`TIER_GRADES`; none: any grade), so each tier is an equal mix of its grades at both sizes.
 """
 
 from __future__ import annotations
@@ -60,7 +60,8 @@ def _boards(split: Split, count: int, seed: int, rules: Rules, tiers: tuple[Tier
         tier = tiers[k % len(tiers)]
         index = k // len(tiers)
         n = TIER_SIZES[tier][index % 2]
-        grade = TIER_GRADES[tier][index // 2 % len(TIER_GRADES[tier])]
+        grades = TIER_GRADES[tier]
+        grade = grades[index // 2 % len(grades)] if grades else None
         for retry in range(_DUPLICATE_RETRIES):
             puzzle = generate_board(f"{split}/{seed}/{tier}/{index}/{retry}", n, rules, accept=_ACCEPT[split],
                                     grade=grade)

@@ -15,16 +15,16 @@ TIER_SIZES: dict[Tier, tuple[int, int]] = {
 }
 TIERS: tuple[Tier, ...] = tuple(TIER_SIZES)
 TIER_GRADES: dict[Tier, tuple[int, ...]] = {
-    "tiny": (4,),
+    "tiny": (),  # any grade: N=4 boards are nearly all grade 4 (7 are grade 2), N=5 ones mostly grade 2
     "easy": (2, 4),
     "medium": (2,),
     "hard": (2,),
     "expert": (2,),
 }
-"""Grades each tier cycles through, chosen from what each size offers at a cost the held-out build can
-afford (docs/ARCHITECTURE.md): no board with regions of 3+ cells is grade 1 (nothing is a single
-candidate at the start), grade 3 (pigeonhole) is rare at every size, only 7 boards of N=4 are grade 2,
-and grade 4 costs 5-25x the attempts of grade 2 from N=6 up."""
+"""Grades each tier cycles through (empty: any), chosen from what each size offers at a cost the held-out
+build can afford (docs/ARCHITECTURE.md): no board with regions of 3+ cells is grade 1 (nothing is a
+single candidate at the start), grade 3 (pigeonhole) is rare at every size, and grade 4 costs 5-25x
+the attempts of grade 2 from N=6 up."""
 HELDOUT_TIERS: tuple[Tier, ...] = ("easy", "medium", "hard", "expert")
 """The default held-out mix (equal counts), as in the original task."""
 

@@ -5,7 +5,7 @@ board of the held-out space. Dev boards are drawn at the dev seed the verifier's
 uses (derived from the task's seed); training boards at the training seed (the task's own seed
 plus the run's seed), minus every board whose canonical form (all symmetries, relabelling) is a dev
 board, so that a dev score is never a memory of a training board, whatever the training seed.
-The tiny sizes have few distinct boards (about 500 at N=4 in the training space), so the
+The tiny sizes have few distinct boards (about 120 at N=4 in the training space), so the
 generator is asked for what exists and the recipe takes what it needs, and training boards are
 augmented: each use shows one of the 8 rotations/reflections of the board with its regions
 renamed at random (and the solution moved with it). An augmented board has the same canonical
