@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
@@ -31,6 +31,10 @@ class Trial:
     boards: dict[str, tuple[str, list[Sample]]] | None = None
     """frogs: board id -> (tier, its k epochs)."""
     k: int = 1
+    agent_run: tuple[datetime, float] | None = None
+    """when the agent started and how many seconds it ran (Harbor's agent_execution); None: no time."""
+    trajectory: str | None = None
+    """the agent's ATIF trajectory, written to agent/trajectory.json."""
 
 
 def write_job(root: Path, name: str, trials: list[Trial]) -> Path:
@@ -75,6 +79,8 @@ def _write_trial(root: Path, trial_dir: Path, job_id: uuid.UUID, trial: Trial) -
     (trial_dir / "config.json").write_text(config.model_dump_json())
     now = datetime(2026, 11, 1, tzinfo=UTC)
     timing = TimingInfo(started_at=now, finished_at=now)
+    agent_timing = timing if trial.agent_run is None else TimingInfo(
+        started_at=trial.agent_run[0], finished_at=trial.agent_run[0] + timedelta(seconds=trial.agent_run[1]))
     rewards = None
     if trial.reward is not None:
         rewards = {"reward": trial.reward, **({"stderr": trial.stderr} if trial.stderr is not None else {})}
@@ -85,9 +91,11 @@ def _write_trial(root: Path, trial_dir: Path, job_id: uuid.UUID, trial: Trial) -
         rewards = {"reward": 0.0}  # test.sh's stand-in
         (trial_dir / "verifier" / "details.json").write_text(
             VerifierFailure(status="verifier-error", reason="inspect crashed").model_dump_json())
+    (trial_dir / "agent").mkdir()
     if trial.outcome == "agent-error":
-        (trial_dir / "agent").mkdir()
         (trial_dir / "agent" / "exit-code.txt").write_text("3")
+    if trial.trajectory is not None:
+        (trial_dir / "agent" / "trajectory.json").write_text(trial.trajectory)
     exception = None
     if trial.outcome == "agent-timeout":
         exception = ExceptionInfo(exception_type="AgentTimeoutError", exception_message="timed out after 60 s",
@@ -96,7 +104,7 @@ def _write_trial(root: Path, trial_dir: Path, job_id: uuid.UUID, trial: Trial) -
         task_name=config.task.get_task_id().get_name(), trial_name=trial_dir.name, trial_uri=trial_dir.as_uri(),
         task_id=config.task.get_task_id(), task_checksum="0" * 64, config=config,
         agent_info=AgentInfo(name=trial.agent, version="1"), started_at=now, finished_at=now,
-        agent_execution=timing, verifier=timing if rewards is not None else None,
+        agent_execution=agent_timing, verifier=timing if rewards is not None else None,
         verifier_result=VerifierResult(rewards=rewards) if rewards is not None else None,
         exception_info=exception,
     )

@@ -49,9 +49,19 @@ def render(report: ScoreReport) -> RenderableType:
     return Group(*parts)
 
 
+def benchmark_columns(report: ScoreReport) -> list[str]:
+    """The leaderboard's benchmark columns: the weighted ones first, then the others (frogs) as they appear."""
+    return list(report.weights.weights) + [b for b in dict.fromkeys(s.benchmark for s in report.benchmarks)
+                                           if b not in report.weights.weights]
+
+
+def mode_label(mode: BaselineMode) -> str:
+    """A baseline row's label: `base zero-shot`, `base few-shot`, `instruct`."""
+    return "instruct" if mode == "instruct" else f"base {mode}"
+
+
 def _leaderboard(report: ScoreReport) -> Table:
-    names = list(report.weights.weights) + [b for b in dict.fromkeys(s.benchmark for s in report.benchmarks)
-                                            if b not in report.weights.weights]
+    names = benchmark_columns(report)
     table = Table(title="leaderboard", title_justify="left")
     for column in ("agent", *names, "aggregate"):
         table.add_column(column, justify="left" if column == "agent" else "right")
@@ -70,7 +80,7 @@ def _leaderboard(report: ScoreReport) -> Table:
     for mode, by_bench in rows.items():
         total = totals.get(mode)
         published = total is not None and total.sources == ["published"]
-        table.add_row(Text(_mode_label(mode), style="dim"), *(_baseline(by_bench.get(n)) for n in names),
+        table.add_row(Text(mode_label(mode), style="dim"), *(_baseline(by_bench.get(n)) for n in names),
                       _number(total.score if total else None) + (" p" if published else ""), style="dim")
     return table
 
@@ -158,10 +168,6 @@ def _baseline(score: BaselineScore | None) -> str:
     if score is None or score.score is None:
         return MISSING
     return f"{score.score:.3f}" + (" p" if score.source == "published" else "")
-
-
-def _mode_label(mode: str) -> str:
-    return "instruct" if mode == "instruct" else f"base {mode}"
 
 
 def _number(value: float | None) -> str:
