@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import sys
 from collections.abc import Awaitable, Callable
 from functools import partial
@@ -87,12 +88,20 @@ class HostRelay:
     async def start(self) -> None:
         """Listen on every port's socket."""
         self.directory.mkdir(mode=0o755)
-        for port in self.ports:
-            path = self.directory / socket_name(port)
-            connect = partial(asyncio.open_connection, "127.0.0.1", port)
-            server = await asyncio.start_unix_server(_relaying(connect), path)
-            os.chmod(path, 0o666)  # any sandbox user may connect, as to a port
-            self._servers.append(server)
+        directory = os.open(self.directory, os.O_PATH | os.O_DIRECTORY)
+        try:
+            for port in self.ports:
+                listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                try:  # bound through the dir's fd: a socket path is limited to 107 bytes, the dir's path is not
+                    listener.bind(f"/proc/self/fd/{directory}/{socket_name(port)}")
+                    os.chmod(socket_name(port), 0o666, dir_fd=directory)  # any sandbox user may connect
+                except BaseException:
+                    listener.close()
+                    raise
+                connect = partial(asyncio.open_connection, "127.0.0.1", port)
+                self._servers.append(await asyncio.start_unix_server(_relaying(connect), sock=listener))
+        finally:
+            os.close(directory)
 
     async def stop(self) -> None:
         """Stop listening (connections under way end with the sandbox); idempotent."""
