@@ -99,6 +99,11 @@ class DemoPaths(BaseModel):
         return self.demo / "summary.json"
 
     @property
+    def report(self) -> Path:
+        """The run's HTML report (`ptbench report` of its job)."""
+        return self.demo / "report"
+
+    @property
     def error_log(self) -> Path:
         """The traceback of a step that failed unexpectedly."""
         return self.demo / "error.txt"

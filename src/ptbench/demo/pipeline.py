@@ -8,7 +8,8 @@
    recipe) under the task's budget in the local bubblewrap environment, then the task's test.sh
    (`ptbench verify`) in a fresh verifier environment;
 6. the job ingested into the results store;
-7. the summary, assembled from the files the stages wrote, printed and saved as summary.json.
+7. the summary, assembled from the files the stages wrote, printed and saved as summary.json;
+8. the run's HTML report (`ptbench report` of its job), and its path.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from ptbench.demo.summary import DemoSummary, render
 from ptbench.files import write_model_json
 from ptbench.settings import env_name
 
-STEPS = 7
+STEPS = 8
 RECIPE_ENV = env_name("reference_config")
 """Read by `ptbench reference`: a recipe JSON replacing the task's default configuration."""
 
@@ -85,6 +86,12 @@ def run_demo(console: Console, work_dir: Path, budget_minutes: float | None = No
     paths.summary.parent.mkdir(parents=True, exist_ok=True)
     write_model_json(paths.summary, summary)
     console.print(render(summary))
+    with clock.step("report"):
+        from ptbench.report.model import ReportFilters
+        from ptbench.report.write import report_store
+
+        report_store(paths.store, paths.report, console, ReportFilters(job=paths.run))
+    console.print(f"[bold]report[/bold] {paths.report / 'index.html'}", highlight=False, soft_wrap=True)
     check_outcome(summary)
     return summary
 
