@@ -20,6 +20,7 @@ def test_heldout_and_generate_write_checked_sets(cli, tmp_path: Path):
     assert len(records) == 8
     manifest = json.loads((tmp_path / "h.manifest.json").read_text())
     assert manifest["count_per_tier"] == {"tiny": 4, "easy": 4} and manifest["split"] == "heldout"
+    assert "confinement" in result.stdout and sum(manifest["count_per_grade"]["easy"].values()) == 4
     train = tmp_path / "t.jsonl"
     assert cli("frogs", "generate", "--count", "5", "--tiers", "easy", "--out", str(train)).returncode == 0
     assert [r.split for r in read_records(train)] == ["train"] * 5

@@ -191,6 +191,7 @@ def _write(build: Callable[[Callable[[BoardRecord], None]], list[BoardRecord]], 
     """Run a set builder under a progress bar, write the set, and print its manifest."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from ptbench.frogs.deduce import GRADES
     from ptbench.frogs.records import manifest_path, write_set
 
     chosen_tiers = _tiers(tiers)
@@ -204,8 +205,10 @@ def _write(build: Callable[[Callable[[BoardRecord], None]], list[BoardRecord]], 
     table = Table(title=f"{manifest.count} {manifest.split} boards")
     table.add_column("tier")
     table.add_column("boards", justify="right")
+    table.add_column("per deduce grade")
     for tier, k in manifest.count_per_tier.items():
-        table.add_row(tier, str(k))
+        grades = (manifest.count_per_grade or {}).get(tier, {})
+        table.add_row(tier, str(k), ", ".join(f"{GRADES[g]} {c}" for g, c in grades.items()))
     console = Console(soft_wrap=True)
     console.print(table)
     console.print(f"wrote {out} and {manifest_path(out).name} in {elapsed:.1f} s")
