@@ -33,7 +33,8 @@ def frogs_game(spec: TaskSpec) -> str:
     example = example_board(spec)
     lines = [
         "Place N frogs on an N x N board that is divided into N regions: exactly one frog in every row, "
-        f"every column and every region, and {RULE_TEXT[spec.rules]}. Every board has exactly one solution.",
+        f"every column and every region, and {RULE_TEXT[spec.rules]}. Every board has exactly one solution, "
+        "which deduction alone finds (no guessing), and every region has at least 3 cells.",
         "",
         f"The final evaluation uses {spec.heldout_count} held-out boards of "
         + (f"the tiers {tiers}, mixed equally. " if len(spec.tiers) > 1 else f"tier {tiers}. ")
