@@ -50,6 +50,8 @@ def trace_trial(job: str, record: TrialRecord) -> TrialTraces:
     start = agent_phase.started_at if agent_phase else None
     run = (seconds_since(agent_phase.finished_at, agent_phase.started_at)
            if agent_phase and agent_phase.started_at and agent_phase.finished_at else None)
+    if run is not None and run < 0:
+        run = None  # a clock that went backwards tells nothing
     budget = _budget_seconds(t.task_spec)
     used = round(run / budget, 6) if run is not None and budget else None
     base = TrialTraces(job=job, trial=t.trial_name, trial_id=t.trial_id, task=t.task_name, agent=t.agent,
