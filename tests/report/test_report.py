@@ -19,7 +19,8 @@ from traces.trial_dirs import START, bash, trajectory_json, write
 
 from .browser import CHROMIUM, Links, visit
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (scripts/setup-venv installs it)")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (scripts/setup-venv installs it)")]
 
 SCREENSHOT = Path(__file__).resolve().parents[2] / ".ptbench" / "report-screenshot.png"
 HOSTILE_FLAG = '<img src="x" onerror="alert(1)"> contamination'
@@ -128,7 +129,9 @@ def test_hostile_text_stays_text_and_symlinks_are_not_followed(report: tuple[Pat
                                    "symlink"}]
     assert "host secret" not in "".join(p.read_text(errors="replace") for p in out.rglob("*") if p.is_file())
     flagged = next(t for t in manifest["trials"] if t["trial"] == "j1-t6")
-    assert {f["role"] for f in flagged["files"]} >= {"verdict", "verifier log"} or flagged["files"]
+    [verdict] = [f["path"] for f in flagged["files"] if f["role"] == "verdict"]
+    assert f'<a href="{verdict}">details.json</a>' in dom  # the integrity section links the flag's evidence
+    assert HOSTILE_FLAG in json.loads((out / verdict).read_text())["stages"][1]["reasons"]
 
 
 def test_out_is_refused_unless_empty_or_a_report_with_force(report: tuple[Path, Path], cli, tmp_path: Path) -> None:  # noqa: ANN001

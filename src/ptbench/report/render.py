@@ -40,7 +40,9 @@ def _interval(interval: Interval | None) -> str:
 
 
 def _share(value: float | None) -> str:
-    return MISSING if value is None else f"{value:.0%}"
+    if value is None:
+        return MISSING
+    return "<1%" if 0 < value < 0.005 else f"{value:.0%}"
 
 
 def _value(value: bool | int | float | None, kind: str) -> str:
