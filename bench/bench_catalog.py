@@ -6,7 +6,8 @@ runs them as one `ptbench run --agent reference --env local` job, scores the unt
 `ptbench verify` on the same data, and prints one table: task, status, verified score, base score, agent time,
 verifier time. Everything is written under a temporary work dir (or --work).
 
-    .venv/bin/python bench/bench_catalog.py [--task NAME ...] [--concurrency 2] [--work DIR] [--judge MODEL]
+    .venv/bin/python bench/bench_catalog.py [--task NAME ...] [--concurrency 2] [--work DIR] [--judge MODEL] [--no-base]
+        [--table-only]
 """
 
 from __future__ import annotations
@@ -84,10 +85,20 @@ def main() -> int:
     parser.add_argument("--work", type=Path, help="where to keep everything (default: a temporary dir)")
     parser.add_argument("--judge", help="a real judge model for Arena-Hard and HealthBench (inspect name, e.g. "
                         "openai/gpt-5-mini; needs OPENAI_API_KEY); default: the scripted offline judge")
+    parser.add_argument("--no-base", action="store_true", help="skip the base model's scores")
+    parser.add_argument("--table-only", action="store_true",
+                        help="only print the table of the job already in --work (finished or not)")
     args = parser.parse_args()
     names = args.task or [name for name in catalog() if name.endswith("-tiny")]
     work = args.work or Path(tempfile.mkdtemp(prefix="ptbench-bench-catalog-"))
     work.mkdir(parents=True, exist_ok=True)
+    if args.table_only:  # a job that is still running or was stopped: what its trials say so far
+        from ptbench.store.ingest import ingest
+
+        tasks: dict[str, Path | str] = {n: work / "tasks" / n for n in names if (work / "tasks" / n).is_dir()}
+        ingest(work / ".ptbench" / "jobs" / "catalog", work / ".ptbench" / "results.sqlite")
+        print_table(work, tasks, None, args)
+        return 0
     console = Console(stderr=True)
     ensure_tiny(console=console)
     data = build_data_dir(work / "data", [], FIXTURES, Console(file=io.StringIO()))
@@ -100,14 +111,21 @@ def main() -> int:
     run = subprocess.run([sys.executable, "-m", "ptbench.cli.main", "run", *refs,
                           "--agent", "reference", "--env", "local", "--concurrency", str(args.concurrency),
                           "--job-name", "catalog"], cwd=work, env=env)
-    job_seconds = time.monotonic() - started
+    print_table(work, tasks, time.monotonic() - started, args)
+    print(f"work dir: {work}; ptbench run exited {run.returncode}")
+    return 0
+
+
+def print_table(work: Path, tasks: dict[str, Path | str], job_seconds: float | None, args: argparse.Namespace) -> None:
+    """One row per task: how its trial ended, its verified score, the base model's, agent and verifier seconds."""
     with closing(sqlite3.connect(work / ".ptbench" / "results.sqlite")) as conn:
         rows = {r[0]: r[1:] for r in conn.execute(
             "SELECT task_name, status, score, scored, reason, id FROM trials")}
         phases = {(r[0], r[1]): (r[2], r[3]) for r in conn.execute(
             "SELECT t.task_name, p.phase, p.started_at, p.finished_at FROM phases p "
             "JOIN trials t ON t.id = p.trial")}
-    table = Table(title=f"every tiny task, reference agent, local environment, offline (job {job_seconds:.0f} s, "
+    took = "unfinished" if job_seconds is None else f"job {job_seconds:.0f} s"
+    table = Table(title=f"every tiny task, reference agent, local environment, offline ({took}, "
                         f"concurrency {args.concurrency})")
     for column in ("task", "status", "verified score", "base score", "agent s", "verifier s", "reason"):
         table.add_column(column, overflow="fold")
@@ -115,14 +133,12 @@ def main() -> int:
         if not isinstance(task, Path):
             table.add_row(name, "not run", "-", "-", "-", "-", task)
             continue
-        status, score, scored, reason, _ = rows.get(name, ("missing", None, None, None, None))
-        base, _ = base_score(task, work / "data", work / "base" / name, args.judge)
+        status, score, scored, reason, _ = rows.get(name, ("not finished", None, None, None, None))
+        base = "-" if args.no_base else base_score(task, work / "data", work / "base" / name, args.judge)[0]
         shown = "-" if score is None else f"{score:.3f}" + (" (base)" if scored == "base" else "")
         table.add_row(name, status, shown, base, seconds(*phases.get((name, "agent_execution"), (None, None))),
                       seconds(*phases.get((name, "verifier"), (None, None))), reason or "")
     Console(width=160).print(table)
-    print(f"work dir: {work}; ptbench run exited {run.returncode}")
-    return 0
 
 
 if __name__ == "__main__":
