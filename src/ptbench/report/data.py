@@ -144,7 +144,9 @@ def combined_spread(cells: list[CellScore]) -> float | None:
 
 def _agent_row(report: ScoreReport, agg: AgentAggregate, names: list[str]) -> LeaderRow:
     scores = {b.benchmark: b.score for b in report.benchmarks if b.agent == agg.agent}
-    partial = "" if agg.complete else f"partial: {len(agg.benchmarks)} of {len(report.weights.weights)}"
+    partial = ""
+    if not agg.complete and agg.score is not None:
+        partial = f"partial: {len(agg.benchmarks)} of {len(report.weights.weights)}"
     return LeaderRow(label=agg.agent or "—", baseline=False, cells=[Cell(scores.get(n)) for n in names],
                      aggregate=Cell(agg.score), spread=agg.std, partial=partial)
 

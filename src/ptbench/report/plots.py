@@ -40,6 +40,9 @@ def benchmark_figure(bench: BenchmarkBars) -> str:
                        label=f"{label} {score:.3f}")
         ax.set_xticks(range(len(labels)), labels, rotation=20 if len(labels) > 3 else 0, ha="right")
         ax.set_ylabel("score")
+        values = [*(b.score for b in bench.bars if b.score is not None), *bench.baselines.values()]
+        top = max([*(b.score + (b.spread or 0) for b in bench.bars if b.score is not None), *values], default=1)
+        ax.set_ylim(min([0.0, *values]), max(1.0, top))  # scores in [0, 1] on a [0, 1] axis, even when all are 0
         ax.set_title(bench.benchmark)
         if bench.baselines:
             ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1, 1))
