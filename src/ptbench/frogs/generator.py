@@ -47,7 +47,7 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict
 
-from ptbench.frogs.board import MAX_N, MIN_N, Board, Cell, Rules
+from ptbench.frogs.board import MAX_N, MIN_N, Board, Cell, Rules, region_contiguous
 from ptbench.frogs.canonical import canonical_hash, relabel
 from ptbench.frogs.deduce import deduce_grade
 from ptbench.frogs.solver import _static_masks
@@ -150,27 +150,14 @@ def _move_a_cell(rng: random.Random, n: int, region: list[int], planted: list[in
     rng.shuffle(moves)
     for i, g in moves[:_TRIED_MOVES]:
         own = region[i]
-        cells = [j for j in range(n * n) if region[j] == own and j != i]
-        if len(cells) < MIN_REGION or not _connected(cells, near):
+        if region.count(own) <= MIN_REGION:
             continue
         region[i] = g
-        if deduce_grade(n, region, rules) == grade:
+        if (region_contiguous([region[r * n:(r + 1) * n] for r in range(n)], own)
+                and deduce_grade(n, region, rules) == grade):
             return True
         region[i] = own
     return False
-
-
-def _connected(cells: list[int], near: tuple[tuple[int, ...], ...]) -> bool:
-    """Whether cells form one 4-connected piece."""
-    inside = set(cells)
-    seen = {cells[0]}
-    stack = [cells[0]]
-    while stack:
-        for j in near[stack.pop()]:
-            if j in inside and j not in seen:
-                seen.add(j)
-                stack.append(j)
-    return len(seen) == len(inside)
 
 
 class _Chain:
