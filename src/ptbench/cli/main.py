@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "ptbench.cli.traces",
     "ptbench.cli.report",
     "ptbench.cli.models",
+    "ptbench.cli.tinker",
     "ptbench.cli.verify",
     "ptbench.cli.reference",
 )

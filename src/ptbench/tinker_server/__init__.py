@@ -1,0 +1,8 @@
+"""A local Tinker: the part of the Tinker training API that the `tinker` SDK's public clients use.
+
+`ptbench tinker serve` runs it; the unmodified SDK talks to it by `base_url`. Modules: `limits` (caps on
+untrusted input), `schemas` (the JSON requests, validated), `wire` (the SDK's protobuf bodies), `bases`
+(which base models it serves), `storage` (`tinker://` checkpoints on disk), `losses`, `trainer` (LoRA
+training clients), `sampler` (sampling), `futures` (the SDK's async result retrieval), `service` (sessions
+and the calls), `app` (the HTTP routes).
+"""

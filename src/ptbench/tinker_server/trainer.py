@@ -1,0 +1,202 @@
+"""A training client's model: a LoRA adapter (PEFT) on a base model, its Adam state, forward/backward and steps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+
+from ptbench.tinker_server.bases import BaseModelRef
+from ptbench.tinker_server.errors import CallError
+from ptbench.tinker_server.losses import get_loss
+from ptbench.tinker_server.schemas import AdamSpec
+from ptbench.tinker_server.storage import OPTIMIZER_FILE, CheckpointMeta, Kind, LoraShape, Storage
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from transformers import PreTrainedModel
+
+    from ptbench.tinker_server.wire import FwdBwdRequest
+
+LORA_ALPHA = 32
+MAX_BATCH_TOKENS = 16384  # padded tokens per forward pass; larger requests run in micro-batches
+_TARGETS = {
+    "train_attn": ("q_proj", "k_proj", "v_proj", "o_proj"),
+    "train_mlp": ("gate_proj", "up_proj", "down_proj"),
+    "train_unembed": ("lm_head",),
+}
+
+
+def pick_device() -> str:
+    """The GPU when there is one, else the CPU."""
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def load_base(base: BaseModelRef, device: str) -> PreTrainedModel:
+    """The base model's weights (safetensors only, no remote code), its output layer untied from the embeddings
+    so that LoRA on the unembedding (and merging it for sampling) never changes the input embeddings."""
+    from ptbench.models.loading import ModelSource, load_model
+
+    model: Any = load_model(None, ModelSource(str(base.path)), device)
+    head = model.get_output_embeddings()
+    if head is not None and head.weight is model.get_input_embeddings().weight:
+        head.weight = torch.nn.Parameter(head.weight.detach().clone())
+        model.config.tie_word_embeddings = False
+    return model
+
+
+class TrainingModel:
+    """One training client's model and optimizer."""
+
+    def __init__(self, model_id: str, base: BaseModelRef, lora: LoraShape, seed: int | None, device: str) -> None:
+        from peft import LoraConfig, get_peft_model
+
+        self.model_id, self.base, self.lora, self.device = model_id, base, lora, device
+        model = load_base(base, device)
+        names = {name.rsplit(".", 1)[-1] for name, _ in model.named_modules()}
+        targets = [t for flag, mods in _TARGETS.items() if getattr(lora, flag) for t in mods if t in names]
+        if not targets:
+            raise CallError(f"{base.name}: no LoRA target modules for this configuration")
+        torch.manual_seed(0 if seed is None else seed)
+        config = LoraConfig(r=lora.rank, lora_alpha=LORA_ALPHA, lora_dropout=0.0, target_modules=targets)
+        self.model = get_peft_model(model, config)
+        self.model.train()
+        self.params = [p for p in self.model.parameters() if p.requires_grad]
+        self.optimizer = torch.optim.AdamW(self.params, lr=1e-4, betas=(0.9, 0.95), eps=1e-12, weight_decay=0.0)
+        self.vocab = int(self.model.get_input_embeddings().weight.shape[0])
+        self.steps = 0
+
+    def forward_backward(self, request: FwdBwdRequest) -> tuple[list[dict[str, np.ndarray]], dict[str, float]]:
+        """Per-datum outputs (target log-probabilities, loss extras) and metrics; gradients accumulate."""
+        loss_fn = get_loss(request.loss_fn)
+        if not request.data:
+            raise CallError("no data")
+        outputs: list[dict[str, np.ndarray]] = []
+        total = 0.0
+        for batch in _micro_batches(request, MAX_BATCH_TOKENS):
+            with torch.set_grad_enabled(not request.forward_only):
+                logps = self._target_logprobs(batch)
+                losses = []
+                for datum, logp in zip(batch, logps, strict=True):
+                    inputs = {k: torch.from_numpy(v) for k, v in datum.inputs.items() if k != "target_tokens"}
+                    loss, extra = loss_fn(logp, inputs, request.loss_fn_config)
+                    losses.append(loss)
+                    outputs.append({"logprobs": _numpy(logp), **{k: _numpy(v) for k, v in extra.items()}})
+                batch_loss = torch.stack(losses).sum()
+                if not request.forward_only:
+                    batch_loss.backward()
+            total += float(batch_loss.detach())
+        return outputs, {"loss:sum": total}
+
+    def _target_logprobs(self, batch: list) -> list[torch.Tensor]:
+        lengths = [len(d.tokens) for d in batch]
+        width = max(lengths)
+        ids = torch.zeros((len(batch), width), dtype=torch.long)
+        targets = torch.zeros((len(batch), width), dtype=torch.long)
+        mask = torch.zeros((len(batch), width), dtype=torch.long)
+        for row, datum in enumerate(batch):
+            target = datum.inputs.get("target_tokens")
+            if target is None or len(target) != len(datum.tokens):
+                raise CallError("loss_fn_inputs['target_tokens'] must have one token per input token")
+            if len(datum.tokens) == 0:
+                raise CallError("a datum has no tokens")
+            for array in (datum.tokens, target):
+                if array.min() < 0 or array.max() >= self.vocab:
+                    raise CallError(f"token id outside the vocabulary (size {self.vocab})")
+            n = len(datum.tokens)
+            ids[row, :n] = torch.from_numpy(datum.tokens)
+            targets[row, :n] = torch.from_numpy(target.astype(np.int64))
+            mask[row, :n] = 1
+        logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device)).logits.float()
+        logp = torch.log_softmax(logits, dim=-1).gather(-1, targets.to(self.device).unsqueeze(-1)).squeeze(-1)
+        return [logp[row, :n] for row, n in enumerate(lengths)]
+
+    def optim_step(self, adam: AdamSpec) -> dict[str, float]:
+        """One Adam step with the request's hyperparameters, then gradients cleared."""
+        for group in self.optimizer.param_groups:
+            group.update(
+                lr=adam.learning_rate, betas=(adam.beta1, adam.beta2), eps=adam.eps, weight_decay=adam.weight_decay
+            )
+        metrics: dict[str, float] = {}
+        if adam.grad_clip_norm > 0:
+            norm = torch.nn.utils.clip_grad_norm_(self.params, adam.grad_clip_norm)
+            metrics["grad_norm"] = float(norm)
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.steps += 1
+        return metrics
+
+    def save(self, storage: Storage, kind: Kind, name: str) -> Path:
+        """Write the adapter (and for a training state the optimizer state) as a checkpoint."""
+        from safetensors.torch import save_file
+
+        directory = storage.new_dir(self.model_id, kind, name)
+        self.model.save_pretrained(str(directory), safe_serialization=True, save_embedding_layers=False)
+        if kind == "training":
+            save_file(_optimizer_tensors(self.optimizer, self.params), str(directory / OPTIMIZER_FILE))
+        meta = CheckpointMeta(
+            kind=kind,
+            base_model=self.base.name,
+            lora=self.lora,
+            created_at=storage.now(),
+            has_optimizer=kind == "training",
+        )
+        storage.write_meta(directory, meta)
+        return directory
+
+    def load(self, directory: Path, meta: CheckpointMeta, optimizer: bool) -> None:
+        """Load a checkpoint's adapter weights (and optimizer state when asked) into this model."""
+        from peft import set_peft_model_state_dict
+        from safetensors.torch import load_file
+
+        if meta.lora != self.lora or meta.base_model != self.base.name:
+            raise CallError("the checkpoint's base model or LoRA configuration differs from this training client's")
+        set_peft_model_state_dict(
+            self.model, load_file(str(directory / "adapter_model.safetensors"), device=self.device)
+        )
+        self.optimizer.zero_grad(set_to_none=True)
+        if optimizer:
+            if not meta.has_optimizer:
+                raise CallError("the checkpoint has no optimizer state")
+            _load_optimizer(self.optimizer, self.params, load_file(str(directory / OPTIMIZER_FILE), device=self.device))
+
+
+def _numpy(tensor: torch.Tensor) -> np.ndarray:
+    return tensor.detach().float().cpu().numpy()
+
+
+def _micro_batches(request: FwdBwdRequest, max_tokens: int) -> list[list]:
+    batches: list[list] = [[]]
+    width = 0
+    for datum in request.data:
+        width_after = max(width, len(datum.tokens))
+        if batches[-1] and width_after * (len(batches[-1]) + 1) > max_tokens:
+            batches.append([])
+            width_after = len(datum.tokens)
+        batches[-1].append(datum)
+        width = width_after
+    return batches
+
+
+def _optimizer_tensors(optimizer: torch.optim.Optimizer, params: Sequence[torch.Tensor]) -> dict[str, torch.Tensor]:
+    tensors: dict[str, torch.Tensor] = {}
+    for index, param in enumerate(params):
+        for key, value in optimizer.state.get(param, {}).items():
+            tensors[f"{index}.{key}"] = torch.as_tensor(value).detach().cpu().contiguous()
+    return tensors
+
+
+def _load_optimizer(
+    optimizer: torch.optim.Optimizer, params: Sequence[torch.Tensor], tensors: dict[str, torch.Tensor]
+) -> None:
+    for name, value in tensors.items():
+        index, _, key = name.partition(".")
+        if not index.isdigit() or int(index) >= len(params) or key not in ("step", "exp_avg", "exp_avg_sq"):
+            raise CallError("the checkpoint's optimizer state does not fit this model")
+        param = params[int(index)]
+        if key != "step" and value.shape != param.shape:
+            raise CallError("the checkpoint's optimizer state does not fit this model")
+        optimizer.state[param][key] = value if key != "step" else value.float().cpu()
