@@ -71,8 +71,9 @@ def codex(tmp_path_factory, task, codex_cli):
 def terminus(tmp_path_factory, task):
     base = tmp_path_factory.mktemp("terminus")
     with FakeApi(SCRIPT) as api:
-        settings = AgentSettings(kwargs={"api_base": f"http://127.0.0.1:{api.port}/v1"},
-                                 env={"OPENAI_API_KEY": "sk-offline"})
+        # terminus-2 calls the model from the host (LiteLLM), with the key given per call
+        settings = AgentSettings(kwargs={"api_base": f"http://127.0.0.1:{api.port}/v1",
+                                         "llm_call_kwargs": {"api_key": "sk-offline"}})
         return run_agent(base, task, "terminus-2@openai/scripted", settings, api)
 
 
