@@ -79,6 +79,16 @@ def trials_table(summaries: list[TrialSummary], *, with_job: bool = True) -> Tab
 
 
 @runs_app.command("show")
+def _environment_notes(trial_dir: Path) -> str | None:
+    """What the local environment noted about the trial (the Dockerfile's install steps it ignored)."""
+    from ptbench.sandbox.notes import read_notes
+
+    notes = read_notes(trial_dir)
+    if notes is None:
+        return None
+    return f"ignored install steps of environment/Dockerfile: {'; '.join(notes.ignored_installs)}"
+
+
 def show_command(
     trial: Annotated[str, typer.Argument(help="trial name, trial id or a unique id prefix")],
     store: StoreOption = None,
@@ -113,6 +123,7 @@ def show_command(
         ("reference report", t.reference_report_path or _no_reference_report(t)),
         ("verifier details", t.details_path), ("verifier log", t.verifier_log_path), ("trial log", t.log_path),
         ("task path", t.task_path), ("task checksum", t.task_checksum), ("task spec", t.task_spec),
+        ("environment notes", _environment_notes(Path(t.trial_dir))),
     ]
     out = console()
     fields = Table("field", "value", show_header=False, box=None)

@@ -54,6 +54,7 @@ from ptbench.sandbox.layout import (
 )
 from ptbench.sandbox.limits import EnforcedLimits, enforced_controllers, task_limits
 from ptbench.sandbox.network import SlirpNetwork
+from ptbench.sandbox.notes import note_ignored_installs
 from ptbench.sandbox.process import Holder, run_command
 from ptbench.sandbox.roots import EnvDir, base_dir, sweep_stale
 from ptbench.sandbox.spawn import Preexec, Spawner
@@ -233,6 +234,8 @@ class LocalEnvironment(BaseEnvironment):
             raise
         self._paths = sandbox_files.PathMap(env_dir.root, self._binds)
         self.logger.debug(f"local environment {self.session_id} started in {env_dir.path}")
+        note_ignored_installs(self.environment_dir / "Dockerfile", self.trial_paths.trial_dir, self.environment_name,
+                              self.logger)
         await self._upload_environment_dir_after_start()
 
     async def stop(self, delete: bool) -> None:
