@@ -1,0 +1,100 @@
+"""`ptbench agents` and what `ptbench run` asks of an agent CLI: install (kept in the prefix), list, the script file
+of the fake API, settings, and the preflight refusals (no CLI, another version, no API key), each one line."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from ptbench.agents.fake_api.script import FakeApiScript, Step
+from ptbench.agents.fake_api.server import FakeApi
+
+HELLO = Path(__file__).resolve().parent.parent / "fixtures" / "harbor_tasks" / "hello"  # no tiny model to build
+
+
+def test_install_keeps_the_installed_version_and_list_shows_it(cli, codex_cli):
+    assert codex_cli == "codex 0.169.0"
+    again = cli("agents", "install", "codex@0.169.0")
+    assert again.returncode == 0 and "already installed" in again.stderr
+    listing = cli("agents", "list")
+    assert listing.returncode == 0
+    row = next(line for line in listing.stdout.splitlines() if "│ codex " in line)
+    assert row.count("0.169.0") == 3  # in use, installed, pinned
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("aider", "unknown agent CLI 'aider': ptbench installs codex, claude-code, gemini-cli, opencode"),
+    ("codex@1.0;rm -rf", "a version is like 0.169.0"),
+])
+def test_install_refuses_bad_names_in_one_line(cli, spec, message):
+    result = cli("agents", "install", spec)
+    assert result.returncode == 2
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_fake_api_script_is_checked():
+    with pytest.raises(ValidationError, match="exactly one of run and say"):
+        Step(run="ls", say="hi")
+    with pytest.raises(ValidationError, match="last step must be a final message"):
+        FakeApiScript(steps=[Step(run="ls")])
+    with pytest.raises(ValidationError):
+        FakeApiScript.model_validate({"schema_version": 2, "steps": [{"say": "hi"}]})
+
+
+def test_fake_api_answers_each_conversation_with_its_next_step():
+    script = FakeApiScript(steps=[Step(run="timer"), Step(say="done")])
+    with FakeApi(script) as api:
+        def chat(messages: list[dict]) -> dict:
+            request = urllib.request.Request(f"http://127.0.0.1:{api.port}/v1/chat/completions", method="POST",
+                                             data=json.dumps({"model": "m", "messages": messages}).encode(),
+                                             headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(request) as response:
+                return json.loads(json.loads(response.read())["choices"][0]["message"]["content"])
+
+        first = chat([{"role": "user", "content": "go"}])
+        second = chat([{"role": "user", "content": "go"}, {"role": "assistant", "content": "x"}])
+    assert first["commands"] == [{"keystrokes": "timer\n", "duration": 1.0}] and not first["task_complete"]
+    assert second["task_complete"] is True
+
+
+def run_preflight(cli, tmp_path: Path, *args: str, env: dict[str, str] | None = None):
+    return cli("run", "--task", str(HELLO), "--job-name", "refused", *args, cwd=tmp_path,
+               env={"OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": "", **(env or {})})
+
+
+def test_preflight_refuses_an_agent_without_its_api_key(cli, tmp_path, codex_cli):
+    result = run_preflight(cli, tmp_path, "--agent", "codex@gpt-5")
+    assert result.returncode == 2
+    assert result.stderr.strip() == ("error: preflight: agent codex: no API key for codex (model gpt-5): set "
+                                     "OPENAI_API_KEY (or --agent-env NAME=...); nothing was started")
+    assert not (tmp_path / ".ptbench" / "jobs" / "refused").exists()
+
+
+def test_preflight_refuses_another_version_than_the_installed_one(cli, tmp_path, codex_cli):
+    result = run_preflight(cli, tmp_path, "--agent", "codex@gpt-5", "--agent-env", "OPENAI_API_KEY=sk-x",
+                           "--agent-kwarg", "version=0.1.0")
+    assert result.returncode == 2
+    assert "codex 0.169.0 is installed, 0.1.0 asked: ptbench agents install codex@0.1.0" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_preflight_refuses_an_agent_cli_not_installed(cli, tmp_path):
+    result = run_preflight(cli, tmp_path, "--agent", "opencode@anthropic/claude-sonnet-4-5",
+                           env={"PTBENCH_CACHE": str(tmp_path / "empty-cache")})
+    assert result.returncode == 2
+    assert "the opencode CLI is not installed for the local environment: ptbench agents install opencode" in (
+        result.stderr)
+
+
+def test_agent_settings_file_and_options(cli, tmp_path):
+    settings = tmp_path / "agent.json"
+    settings.write_text(json.dumps({"schema_version": 1, "kwargs": {"version": "0.1.0"}, "env": {"A": "1"}}))
+    result = run_preflight(cli, tmp_path, "--agent", "codex@gpt-5", "--agent-config", str(settings),
+                           "--agent-env", "OPENAI_API_KEY=sk-x")
+    assert "0.1.0 asked" in result.stderr  # the file's kwarg reached the agent
+    bad = run_preflight(cli, tmp_path, "--agent", "nop", "--agent-env", "NOEQUALS")
+    assert bad.returncode == 2 and "Expected KEY=VALUE" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
