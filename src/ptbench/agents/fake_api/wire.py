@@ -39,13 +39,15 @@ def responses_item(step: Step, body: dict[str, Any]) -> dict[str, Any]:
     if step.say is not None:
         return {"type": "message", "id": f"msg_{uuid4().hex}", "role": "assistant", "status": "completed",
                 "content": [{"type": "output_text", "text": step.say, "annotations": []}]}
+    command = step.run or ""
     tools = {tool.get("name") for tool in body.get("tools") or [] if isinstance(tool, dict)}
+    arguments: dict[str, Any]
     if "exec_command" in tools:
-        name, arguments = "exec_command", {"cmd": step.run}
+        name, arguments = "exec_command", {"cmd": command}
     elif "shell_command" in tools:
-        name, arguments = "shell_command", {"command": step.run}
+        name, arguments = "shell_command", {"command": command}
     else:
-        name, arguments = "shell", {"command": ["bash", "-lc", step.run]}
+        name, arguments = "shell", {"command": ["bash", "-lc", command]}
     return {"type": "function_call", "id": f"fc_{uuid4().hex}", "call_id": f"call_{uuid4().hex}", "name": name,
             "arguments": json.dumps(arguments), "status": "completed"}
 
@@ -69,8 +71,9 @@ def terminus_text(step: Step) -> str:
     """A step in Terminus-2's JSON answer format (keystrokes sent to its terminal; task_complete to finish)."""
     if step.say is not None:
         return json.dumps({"analysis": step.say, "plan": "", "commands": [], "task_complete": True})
-    return json.dumps({"analysis": "scripted", "plan": step.run,
-                       "commands": [{"keystrokes": step.run + "\n", "duration": 1.0}], "task_complete": False})
+    command = step.run or ""
+    return json.dumps({"analysis": "scripted", "plan": command,
+                       "commands": [{"keystrokes": command + "\n", "duration": 1.0}], "task_complete": False})
 
 
 def chat_completion(text: str, model: str) -> dict[str, Any]:
