@@ -17,6 +17,8 @@ class AgentCli:
     command: str
     other_credentials: tuple[str, ...] = ()
     """Variables that authenticate the CLI without an API key (a login file, an OAuth token)."""
+    import_path: str | None = None
+    """ptbench's subclass of Harbor's agent class, used instead of it (`ptbench.agents.harbor`), if any."""
 
 
 AGENT_CLIS: dict[str, AgentCli] = {
@@ -25,8 +27,9 @@ AGENT_CLIS: dict[str, AgentCli] = {
         AgentCli("codex", "@openai/codex", "0.169.0", "codex", ("CODEX_AUTH_JSON_PATH", "CODEX_FORCE_AUTH_JSON")),
         AgentCli("claude-code", "@anthropic-ai/claude-code", "2.1.328", "claude",
                  ("CLAUDE_CODE_OAUTH_TOKEN", "AWS_BEARER_TOKEN_BEDROCK")),
-        AgentCli("gemini-cli", "@google/gemini-cli", "0.61.0", "gemini", ("GOOGLE_APPLICATION_CREDENTIALS",)),
-        AgentCli("opencode", "opencode-ai", "1.18.33", "opencode"),
+        AgentCli("gemini-cli", "@google/gemini-cli", "0.61.0", "gemini", ("GOOGLE_APPLICATION_CREDENTIALS",),
+                 "ptbench.agents.harbor:GeminiCli"),
+        AgentCli("opencode", "opencode-ai", "1.18.33", "opencode", (), "ptbench.agents.harbor:OpenCode"),
     )
 }
 
@@ -36,6 +39,12 @@ def get_cli(name: str) -> AgentCli:
     if name not in AGENT_CLIS:
         raise UserError(f"unknown agent CLI {name!r}: ptbench installs {', '.join(AGENT_CLIS)}")
     return AGENT_CLIS[name]
+
+
+def cli_of(name: str | None, import_path: str | None) -> AgentCli | None:
+    """The CLI an agent config (Harbor name, or the import path of our subclass) runs, if ptbench installs it."""
+    return next((cli for cli in AGENT_CLIS.values()
+                 if (name is not None and cli.name == name) or (import_path and cli.import_path == import_path)), None)
 
 
 def parse_request(spec: str) -> tuple[AgentCli, str]:

@@ -12,13 +12,13 @@ from harbor.agents.model_connection import PROVIDERS
 from harbor.models.trial.config import AgentConfig
 from harbor.utils.env import resolve_env_vars
 
-from ptbench.agents.clis import AGENT_CLIS, AgentCli
+from ptbench.agents.clis import AgentCli, cli_of
 from ptbench.agents.prefix import current
 
 
 def agent_problem(agent: AgentConfig, local: bool) -> str | None:
     """Why this agent cannot run (one line), or None; agents other than the CLIs ptbench installs are not checked."""
-    cli = AGENT_CLIS.get(agent.name or "")
+    cli = cli_of(agent.name, agent.import_path)
     if cli is None:
         return None
     if local and (problem := _install_problem(cli, agent)):

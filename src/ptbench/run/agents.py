@@ -14,6 +14,7 @@ from harbor.models.trial.config import AgentConfig
 from harbor.utils.import_path import import_class
 from pydantic import BaseModel, ConfigDict, Field
 
+from ptbench.agents.clis import cli_of
 from ptbench.errors import UserError, first_line
 from ptbench.settings import env_name
 
@@ -43,6 +44,9 @@ def resolve_agent(spec: str) -> AgentConfig:
             f"unknown agent {name!r}: use {REFERENCE!r}, a Harbor agent "
             f"({', '.join(AgentFactory.registered_names())}) or module:Class"
         )
+    cli = cli_of(name, None)
+    if cli is not None and cli.import_path is not None:  # ours: Harbor's class without a needless installer
+        return AgentConfig(import_path=cli.import_path, model_name=model_name)
     return AgentConfig(name=name, model_name=model_name)
 
 
@@ -103,8 +107,9 @@ def seed_of(agent: AgentConfig) -> int | None:
 
 
 def agent_label(agent: AgentConfig) -> str:
-    """How an agent is named in the store and in progress: `reference` for Harbor's oracle, else the Harbor name or
-    the import path."""
+    """How an agent is named in the store and in progress: `reference` for Harbor's oracle, else the Harbor name (also
+    for ptbench's subclasses of Harbor's agent classes) or the import path."""
     if agent.name == "oracle":
         return REFERENCE
-    return agent.name or agent.import_path or "unknown"
+    cli = cli_of(agent.name, agent.import_path)
+    return agent.name or (cli.name if cli else agent.import_path) or "unknown"

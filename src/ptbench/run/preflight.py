@@ -22,7 +22,7 @@ from harbor.models.trial.config import AgentConfig
 from harbor.trial.trial import Trial
 
 from ptbench.errors import UserError, first_line
-from ptbench.run.agents import SEED_ENV
+from ptbench.run.agents import SEED_ENV, agent_label
 from ptbench.run.jobs import is_local
 from ptbench.run.labels import environment_label
 
@@ -60,7 +60,7 @@ def _agent_problems(config: JobConfig) -> dict[str, str]:
         except (Exception, SystemExit) as exc:  # noqa: BLE001
             problem = first_line(exc)
         if problem:
-            problems[f"agent {agent.name or agent.import_path}"] = problem
+            problems[f"agent {agent_label(agent)}"] = problem
     return problems
 
 
