@@ -28,8 +28,10 @@ Say = Callable[[str], None]
 
 def ensure_node(say: Say) -> str:
     """The host's npm, after installing Debian's nodejs and npm with apt when missing and allowed (root)."""
-    npm = shutil.which("npm")
-    if npm and shutil.which("node"):
+    npm, node = shutil.which("npm"), shutil.which("node")
+    if npm and node:
+        if not os.path.realpath(node).startswith(("/usr/", "/opt/")):
+            say(f"warning: node is {node}, which the local sandbox does not show (it shows /usr and /opt)")
         return npm
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
         raise UserError("agent CLIs need node and npm on the host: install them (apt-get install nodejs npm)")

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ptbench.agents.clis import AGENT_CLIS, AgentCli
+from ptbench.agents.clis import AgentCli
 from ptbench.paths import cache_dir
 
 RECORD = "installed.json"
@@ -58,8 +58,8 @@ def current(cli: AgentCli) -> InstalledAgent | None:
     link = bin_dir() / cli.command
     if not link.is_symlink():
         return None
-    version = Path(os.readlink(link)).parts[-3]  # ../<name>/<version>/bin/<command>
-    return read_installed(cli, version)
+    parts = Path(os.readlink(link)).parts  # ../<name>/<version>/bin/<command>
+    return read_installed(cli, parts[-3]) if len(parts) == 5 else None
 
 
 def versions(cli: AgentCli) -> list[InstalledAgent]:
@@ -68,7 +68,3 @@ def versions(cli: AgentCli) -> list[InstalledAgent]:
     found = [read_installed(cli, path.name) for path in root.iterdir() if path.is_dir()] if root.is_dir() else []
     return sorted((record for record in found if record is not None), key=lambda record: record.installed_at)
 
-
-def installed() -> dict[str, InstalledAgent]:
-    """The version in use of each installed CLI, by agent name."""
-    return {name: record for name, cli in AGENT_CLIS.items() if (record := current(cli)) is not None}
