@@ -14,7 +14,9 @@ tinker_app = typer.Typer(help="A local Tinker API served by ptbench.", no_args_i
 
 @tinker_app.command("serve")
 def serve(
-    host: Annotated[str, typer.Option("--host", help="address to listen on")] = "127.0.0.1",
+    host: Annotated[
+        str, typer.Option("--host", help="address to listen on (the server checks no API key)")
+    ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="port (0 = any free port)")] = 8000,
     storage: Annotated[
         Path | None, typer.Option("--storage", help="checkpoint directory (default: .ptbench/tinker)")
@@ -22,6 +24,8 @@ def serve(
     device: Annotated[str | None, typer.Option("--device", help="cpu or cuda (default: cuda when present)")] = None,
 ) -> None:
     """Serve the Tinker API; point the SDK at it with TINKER_BASE_URL=http://HOST:PORT (any TINKER_API_KEY=tml-...)."""
+    import socket
+
     import uvicorn
 
     from ptbench.models.tiny import ensure_tiny
@@ -32,10 +36,21 @@ def serve(
 
     if device not in (None, "cpu", "cuda"):
         raise UserError(f"--device must be cpu or cuda, not {device!r}")
-    ensure_tiny()  # built before the first request, not during one
-    service = TinkerService(Storage(storage or work_dir() / "tinker"), device)
+    root = storage or work_dir() / "tinker"
     try:
-        uvicorn.run(build_app(service), host=host, port=port, log_level="warning")
+        checkpoints = Storage(root)
+        listener = socket.create_server((host, port))
+    except OSError as exc:
+        raise UserError(f"cannot serve on {host}:{port} with storage {root}: {exc.strerror or exc}") from exc
+    ensure_tiny()  # built before the first request, not during one
+    service = TinkerService(checkpoints, device)
+    bound_host, bound_port = listener.getsockname()[:2]
+    print(
+        f"Tinker API at http://{bound_host}:{bound_port} (storage {checkpoints.root}, device {service.device})",
+        flush=True,
+    )
+    try:
+        uvicorn.Server(uvicorn.Config(build_app(service), log_level="warning")).run(sockets=[listener])
     finally:
         service.futures.close()
 

@@ -9,5 +9,6 @@ MAX_SAMPLES = 128  # num_samples of one sample request
 MAX_NEW_TOKENS = 8192  # max_tokens of one sample request
 MAX_LORA_RANK = 512
 MAX_NAME_CHARS = 200  # checkpoint names, ids
+MAX_TRAINING_CLIENTS = 32  # live training clients (each holds a model and its optimizer)
 MAX_PENDING = 10000  # futures kept for retrieval
 POLL_WAIT_SECONDS = 20.0  # how long retrieve_future holds a request for a result before "try_again"

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ptbench.tinker_server import schemas, wire
+from ptbench.tinker_server import limits, schemas, wire
 from ptbench.tinker_server.bases import TINY, BaseModelRef, context_length, resolve_base
 from ptbench.tinker_server.errors import CallError
 from ptbench.tinker_server.futures import Futures, Proto, Result
@@ -93,6 +93,8 @@ class TinkerService:
         return self._future(work, model_id)
 
     def _add_model(self, model: TrainingModel) -> None:
+        if len(self.models) >= limits.MAX_TRAINING_CLIENTS:
+            raise CallError(f"this server holds at most {limits.MAX_TRAINING_CLIENTS} training clients")
         if model.model_id in self.models:
             raise CallError(f"model {model.model_id} exists already")
         self.models[model.model_id] = model
