@@ -31,6 +31,23 @@ def run_cli(
 
 
 @pytest.fixture(scope="session")
+def short_recipe(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny frogs recipe cut to a few steps of each phase (the demo's and the container test's reference agent)."""
+    from ptbench.reference.config import TINY_FROGS, EvalSettings, GrpoSettings, SftSettings, Stage, dump_recipe
+
+    recipe = TINY_FROGS.model_copy(update={
+        "sft_boards_per_size": 8,
+        "sft": SftSettings(learning_rate=3e-3, batch_size=4, max_steps=2, max_length=512, eval_every=2),
+        "grpo": GrpoSettings(learning_rate=1e-4, prompts_per_step=1, num_generations=2, max_completion_length=16),
+        "curriculum": (Stage(n=4, steps=1),),
+        "eval": EvalSettings(boards_per_size=2, show_samples=1, max_new_tokens=16),
+    })
+    path = tmp_path_factory.mktemp("recipe") / "short.json"
+    dump_recipe(recipe, path)
+    return path
+
+
+@pytest.fixture(scope="session")
 def tiny_dir() -> Path:
     """The cached tiny base model (built on first use; PTBENCH_CACHE chooses the cache)."""
     from ptbench.models.tiny import ensure_tiny

@@ -20,7 +20,6 @@ from rich.console import Console
 
 from ptbench.demo import DemoSummary, run_demo
 from ptbench.errors import UserError
-from ptbench.reference.config import TINY_FROGS, EvalSettings, GrpoSettings, SftSettings, Stage, dump_recipe
 from ptbench.scoring.boards import read_boards
 
 BOARDS = 4
@@ -32,21 +31,6 @@ pytestmark = pytest.mark.slow
 # The demo command as the CLI registers it, run as a user would.
 _DEMO_CLI = ("import typer; from ptbench.cli.demo import register; app = typer.Typer(); register(app); "
              "app.command('version')(lambda: None); app()")
-
-
-@pytest.fixture(scope="module")
-def short_recipe(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The tiny frogs recipe cut to a few steps of each phase."""
-    recipe = TINY_FROGS.model_copy(update={
-        "sft_boards_per_size": 8,
-        "sft": SftSettings(learning_rate=3e-3, batch_size=4, max_steps=2, max_length=512, eval_every=2),
-        "grpo": GrpoSettings(learning_rate=1e-4, prompts_per_step=1, num_generations=2, max_completion_length=16),
-        "curriculum": (Stage(n=4, steps=1),),
-        "eval": EvalSettings(boards_per_size=2, show_samples=1, max_new_tokens=16),
-    })
-    path = tmp_path_factory.mktemp("recipe") / "short.json"
-    dump_recipe(recipe, path)
-    return path
 
 
 @pytest.fixture(scope="module")

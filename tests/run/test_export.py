@@ -68,7 +68,7 @@ def test_every_task_is_a_valid_harbor_task(exported: Path):
 
 
 def test_one_image_context_per_device_class(exported: Path):
-    """Harbor tags images by the content of environment/: every task of a class must hash alike, the classes not."""
+    """Harbor's environments key images by the content of environment/: a class hashes alike, the classes not."""
     from harbor.environments.definition import environment_content_hash
 
     hashes: dict[str, set[str]] = {"cpu": set(), "gpu": set()}

@@ -3,12 +3,13 @@
 An exported task's `environment/` is the image's build context: `Dockerfile` plus `ptbench/` holding the wheel,
 `constraints.txt` and `requirements-nodeps.txt`. Nothing depends on a package index knowing ptbench; third-party
 dependencies come from the index at build time, at the versions in constraints.txt. Both are identical bytes for
-every task of a device class (cpu, gpu), and Harbor tags the images it builds by the content of `environment/`
-(`hb__<hash>`), so one built image serves every task of its class.
+every task of a device class (cpu, gpu), so one image serves every task of its class: engines (docker, podman)
+rebuild it from their layer cache, Daytona and Modal key it by that content, GKE and SkyPilot tag it
+`<task>:<content hash>`.
 
 The wheel is built once per state of the source (a hash of pyproject.toml, README.md and src/) into the per-user
-cache. `fill_wheelhouse` adds every dependency's wheel and a pip.conf that turns the index off: an image that builds
-without reaching any index (air-gapped clusters; this project's container test, whose containers cannot reach one).
+cache. `wheelhouse` downloads every dependency's wheel on the host, for images built where no package index is
+reachable (this project's container test, whose containers cannot reach one; air-gapped clusters).
 """
 
 from __future__ import annotations
@@ -96,7 +97,7 @@ def write_image_context(env_dir: Path, device: Device, progress: Progress | None
     wheel = ptbench_wheel(progress)
     dist = env_dir / DIST
     dist.mkdir(parents=True, exist_ok=True)
-    _link_or_copy(wheel, dist / wheel.name)
+    write_atomic(dist / wheel.name, wheel.read_bytes())
     root = source_root()
     for name in PINS:
         write_atomic(dist / name, (root / name).read_bytes())
@@ -104,13 +105,14 @@ def write_image_context(env_dir: Path, device: Device, progress: Progress | None
     write_atomic(env_dir / "Dockerfile", dockerfile.rstrip("\n") + "\n")
 
 
-def fill_wheelhouse(env_dir: Path, device: Device, progress: Progress | None = None) -> int:
-    """Add every dependency's wheel to `env_dir/ptbench/` and a pip.conf that turns the package index off.
+def wheelhouse(device: Device, progress: Progress | None = None) -> list[Path]:
+    """The wheel of every dependency of ptbench (with the GPU extra for `gpu`) at the pinned versions.
 
-    The wheels are downloaded on the host by this venv's pip (through whatever index and certificates it is
-    configured with) into one per-user wheelhouse per device; a set of pins already resolved is listed in a
-    manifest there and costs nothing again, a new one downloads only the wheels not yet there. Returns the
-    number of wheels added.
+    Downloaded on the host by this venv's pip (through whatever index and certificates it is configured with) into
+    one per-user wheelhouse per device; a set of pins already resolved is listed in a manifest there and costs
+    nothing again, a new one downloads only the wheels not yet there. For images built where no package index is
+    reachable (the container test's base image; air-gapped clusters: these wheels plus a pip.conf with
+    `no-index = true` in environment/ptbench/).
     """
     root = source_root()
     key = hashlib.sha256(b"".join((root / name).read_bytes() for name in ("pyproject.toml", *PINS))
@@ -125,18 +127,14 @@ def fill_wheelhouse(env_dir: Path, device: Device, progress: Progress | None = N
         pins = ["-c", str(root / "constraints.txt"), "-d", str(house), "--only-binary=:all:"]
         wheel = ptbench_wheel(progress)
         extra = "[gpu]" if device == "gpu" else ""
+        (house / wheel.name).unlink(missing_ok=True)  # pip would take a stale ptbench wheel of that name from there
         saved = _pip(["download", *pins, f"ptbench{extra} @ {wheel.as_uri()}"], "downloading dependencies", progress)
         saved += _pip(["download", "--no-deps", *pins, "-r", str(root / "requirements-nodeps.txt")],
                       "downloading dependencies", progress)
+        (house / wheel.name).unlink(missing_ok=True)
         names = sorted({Path(path).name for path in saved} - {wheel.name})
         write_atomic(manifest, "\n".join(names) + "\n")
-    dist = env_dir / DIST
-    dist.mkdir(parents=True, exist_ok=True)
-    for name in names:
-        _link_or_copy(house / name, dist / name)
-    write_atomic(dist / "pip.conf", "# The wheelhouse beside this file holds every dependency: no index.\n"
-                                    "[global]\nno-index = true\n")
-    return len(names)
+    return [house / name for name in names]
 
 
 def _pip(args: list[str], what: str, progress: Progress | None = None, env: dict[str, str] | None = None) -> list[str]:
@@ -156,14 +154,3 @@ def _pip(args: list[str], what: str, progress: Progress | None = None, env: dict
     return [line.split(maxsplit=1)[1] for line in lines if line.startswith("Saved ")] + [
         line.removeprefix("File was already downloaded ") for line in lines
         if line.startswith("File was already downloaded ")]
-
-
-def _link_or_copy(source: Path, dest: Path) -> None:
-    """A hard link where the filesystem allows it (several GB of wheels), a copy elsewhere; mode 0644 either way."""
-    if dest.exists():
-        dest.unlink()
-    try:
-        os.link(source, dest)
-    except OSError:
-        shutil.copyfile(source, dest)
-    dest.chmod(0o644)
