@@ -67,7 +67,9 @@ def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
             """Quiet: the requests are kept, not logged."""
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-            if self.path.rstrip("/").endswith("/models"):
+            if self.headers.get("Upgrade", "").lower() == "websocket":  # Codex tries a WebSocket first
+                self._json(426, {"error": {"message": "no WebSocket here: use HTTPS"}})
+            elif self.path.rstrip("/").endswith("/models"):
                 model = {"id": api.script.model, "object": "model", "owned_by": "ptbench"}
                 self._json(200, {"object": "list", "data": [model], "models": []})
             else:
