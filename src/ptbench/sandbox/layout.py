@@ -48,9 +48,10 @@ def read_only_binds(extra_paths: list[str]) -> list[Bind]:
     return [Bind(source=path, target=path, read_only=True) for path in paths]
 
 
-def prepare_root(root: Path, workdir: str, log_dirs: list[str]) -> None:
-    """Create the private root's skeleton: standard dirs, sticky /tmp, the workdir, usr-merge symlinks, and
-    Harbor's log dirs (writable by every user, as Harbor makes its mounted ones)."""
+def prepare_root(root: Path, workdir: str, log_dirs: list[str], bind_targets: list[str]) -> None:
+    """Create the private root's skeleton: standard dirs, sticky /tmp, the workdir, usr-merge symlinks,
+    Harbor's log dirs (writable by every user, as Harbor makes its mounted ones), and the dirs above each bind's
+    mount point (mode 0755: bwrap would make missing ones 0700, hiding e.g. /root/.cache/... from non-root users)."""
     root.mkdir(mode=0o755)
     for name in ("root", "home", "run", "var", *_STICKY_DIRS):
         (root / name).mkdir(mode=0o755, parents=True, exist_ok=True)
@@ -61,6 +62,12 @@ def prepare_root(root: Path, workdir: str, log_dirs: list[str]) -> None:
         if os.path.islink(path):
             os.symlink(os.readlink(path), root / path.lstrip("/"))
     (root / workdir.lstrip("/")).mkdir(mode=0o755, parents=True, exist_ok=True)
+    for target in bind_targets:
+        for parent in reversed(Path(target).parents[:-1]):
+            mount_parent = root / str(parent).lstrip("/")
+            if not mount_parent.exists() and not mount_parent.is_symlink():
+                mount_parent.mkdir(mode=0o755)
+                os.chmod(mount_parent, 0o755)  # whatever the umask
     for log_dir in log_dirs:
         log_path = root / log_dir.lstrip("/")
         log_path.mkdir(parents=True, exist_ok=True)

@@ -194,11 +194,11 @@ class LocalEnvironment(BaseEnvironment):
         gpu_nodes = self._gpu_nodes if self._effective_gpus > 0 else []
         binds = self._binds
         try:
-            prepare_root(env_dir.root, self._workdir, self._log_dirs)
             if self._forward_ports:
                 self._relay = HostRelay(env_dir.path / "forward", self._forward_ports)
                 await self._relay.start()
                 binds = [*binds, Bind(str(self._relay.directory), FORWARD_DIR, read_only=True)]
+            prepare_root(env_dir.root, self._workdir, self._log_dirs, [bind.target for bind in binds])
             self._enforced = enforced = await asyncio.to_thread(EnforcedLimits.create, env_dir.path.name, self._limits)
             self._holder = await Holder.start(
                 lambda info_fd, seccomp_fd: holder_command(
