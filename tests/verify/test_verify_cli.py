@@ -37,7 +37,7 @@ def test_broken_submission_is_scored_as_base_with_the_reason(cli, tiny_dir: Path
     assert details.scored == "base" and details.fallback_reasons == [f"intake: {details.intake.reasons[0]}"]
     assert "llama" in details.intake.reasons[0]
     assert [(s.name, s.status) for s in details.stages] == [
-        ("intake", "failed"), ("integrity", "not_implemented"), ("evaluation", "passed"), ("reward", "passed")]
+        ("intake", "failed"), ("integrity", "skipped"), ("evaluation", "passed"), ("reward", "passed")]
     assert Path(details.evaluation.model_path) == tiny_dir
     assert (out / details.evaluation.inspect_log).is_file()
 

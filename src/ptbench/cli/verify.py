@@ -34,6 +34,10 @@ def verify_command(
         "--heldout", help="frogs held-out boards (default: heldout.jsonl beside the spec)")] = None,
     judge: Annotated[list[str] | None, _JUDGE] = None,
     max_tokens: Annotated[int | None, _MAX_TOKENS] = None,
+    workspace: Annotated[Path | None, typer.Option(
+        "--workspace", help="the agent's workspace (task dir without final_model), for the integrity checks")] = None,
+    logs: Annotated[list[Path] | None, typer.Option(
+        "--logs", help="the agent's logs or trajectory, a file or dir (repeatable), for the integrity checks")] = None,
 ) -> None:
     """Score a submission on the task's held-out data: intake, integrity, evaluation, reward."""
     from rich.console import Console
@@ -41,7 +45,8 @@ def verify_command(
     from ptbench.verify.pipeline import VerifyFailed, VerifyRequest, verify
 
     request = VerifyRequest(spec_path=task, submission=submission, out_dir=out, data_dir=data_dir, limit=limit,
-                            device=device, heldout=heldout, judges=judge or [], max_tokens=max_tokens)
+                            device=device, heldout=heldout, judges=judge or [], max_tokens=max_tokens,
+                            workspace=workspace, logs=logs or [])
     try:
         verify(request, Console(stderr=True))
     except VerifyFailed as exc:

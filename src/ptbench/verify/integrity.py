@@ -1,19 +1,21 @@
-"""The integrity stage: a named place in the pipeline for contamination, provenance and tamper checks.
+"""The integrity stage of the verifier: the checks of `ptbench.integrity` as one StageRecord.
 
-Its own issue fills it; for now it checks nothing, says so, and passes.
+Any flagged check fails the stage (the base model is scored instead, as the rules say); a check that could not
+run leaves the stage `skipped` (reported as not checked, never as a pass) unless another check flagged.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from ptbench.catalog.spec import TaskSpec
+from ptbench.integrity.result import CheckResult
 from ptbench.verify.verdict import StageRecord
 
-NOT_IMPLEMENTED = "integrity checks not implemented yet: nothing was checked"
 
-
-def integrity_stage(spec: TaskSpec, submission: Path) -> StageRecord:
-    """Check the submission's integrity; today a recorded no-op that passes."""
-    del spec, submission  # the checks that will read them are not written yet
-    return StageRecord(name="integrity", status="not_implemented", reasons=[NOT_IMPLEMENTED])
+def integrity_stage(results: list[CheckResult]) -> StageRecord:
+    """One stage record for the checks' results."""
+    flagged = [f"{r.name}: {r.reason}" for r in results if r.status == "flagged"]
+    missing = [f"{r.name} could not run: {r.reason}" for r in results if r.status == "could-not-run"]
+    if flagged:
+        return StageRecord(name="integrity", status="failed", reasons=flagged + missing)
+    if missing:
+        return StageRecord(name="integrity", status="skipped", reasons=missing)
+    return StageRecord(name="integrity", status="passed", reasons=[f"{r.name}: {r.reason}" for r in results])

@@ -23,6 +23,7 @@ from ptbench.benchmarks.datadir.manifest import view_dir
 from ptbench.benchmarks.registry import BenchmarkDef, get_benchmark
 from ptbench.catalog.spec import TaskSpec
 from ptbench.errors import UserError
+from ptbench.integrity.checks import IntegrityInputs, after_evaluation, before_evaluation
 from ptbench.verify.inspect_run import EvalOutcome, EvalRequest, run_evaluation
 from ptbench.verify.integrity import integrity_stage
 from ptbench.verify.judges import resolve_judges
@@ -50,6 +51,8 @@ class VerifyRequest:
     heldout: Path | None = None
     judges: list[str] = field(default_factory=list)  # ROLE=PROVIDER/MODEL
     max_tokens: int | None = None
+    workspace: Path | None = None
+    logs: list[Path] = field(default_factory=list)
 
 
 def verify(request: VerifyRequest, console: Console) -> Verdict:
@@ -64,12 +67,17 @@ def verify(request: VerifyRequest, console: Console) -> Verdict:
                       ptbench_version=__version__, started_at=_now())
     device = request.device or spec.device
     try:
-        loaded = _choose_model(spec, request.submission, device, verdict, console)
+        inputs = IntegrityInputs(request.workspace, request.logs, eval_request.data_dir)
+        loaded = _choose_model(spec, request.submission, device, verdict, console, inputs)
         outcome = _evaluate(eval_request, loaded, spec, device, verdict, console)
-        if outcome.model_failure is not None and verdict.scored == "submission":
-            reason = f"evaluation: the submission failed while generating: {outcome.model_failure}"
-            verdict.stages.append(StageRecord(name="evaluation", status="failed", reasons=[reason]))
-            verdict.fallback_reasons.append(reason)
+        rescore = _rescore_reason(outcome, inputs, verdict) if verdict.scored == "submission" else None
+        if rescore is not None:
+            if outcome.model_failure is not None:
+                verdict.stages.append(StageRecord(name="evaluation", status="failed", reasons=[rescore]))
+            else:  # the integrity stage's record (the one scoring reads) now says flagged
+                stage = next(s for s in verdict.stages if s.name == "integrity")
+                stage.status, stage.reasons = "failed", [rescore, *stage.reasons]
+            verdict.fallback_reasons.append(rescore)
             loaded.backend.close()
             outcome = _evaluate(eval_request, _load_base(spec, device, verdict, console), spec, device, verdict,
                                 console)
@@ -108,7 +116,20 @@ def _eval_request(request: VerifyRequest, spec: TaskSpec, benchmark: BenchmarkDe
     )
 
 
-def _choose_model(spec: TaskSpec, submission: Path, device: str, verdict: Verdict, console: Console) -> LoadedModel:
+def _rescore_reason(outcome: EvalOutcome, inputs: IntegrityInputs, verdict: Verdict) -> str | None:
+    """Why the submission's evaluation cannot stand (it failed generating, or it overclaims), or None."""
+    if outcome.model_failure is not None:
+        return f"evaluation: the submission failed while generating: {outcome.model_failure}"
+    value = outcome.summary.main_metric(verdict.main_metric)
+    if value is None or not math.isfinite(value):
+        return None
+    check = after_evaluation(inputs, value, outcome.record.samples)
+    verdict.integrity.append(check)
+    return f"integrity: {check.name}: {check.reason}" if check.status == "flagged" else None
+
+
+def _choose_model(spec: TaskSpec, submission: Path, device: str, verdict: Verdict, console: Console,
+                  inputs: IntegrityInputs) -> LoadedModel:
     """Intake and integrity decide: the submission if it passes both and loads, else the base model."""
     with console.status("intake: checking the submission"):
         intake, loaded = load_submission(submission, spec.base_model, device)
@@ -117,7 +138,10 @@ def _choose_model(spec: TaskSpec, submission: Path, device: str, verdict: Verdic
                                       reasons=intake.reasons + intake.notes))
     console.print(f"[bold]intake[/bold]: {'ok' if intake.ok else 'refused'} ({intake.kind or 'no model'})"
                   + (f": {intake.reasons[0]}" if intake.reasons else ""), highlight=False)
-    integrity = integrity_stage(spec, submission)
+    if loaded is not None:
+        inputs.base_dir = _base_dir(spec)
+    verdict.integrity = before_evaluation(spec, submission, inputs)
+    integrity = integrity_stage(verdict.integrity)
     verdict.stages.append(integrity)
     console.print(f"[bold]integrity[/bold]: {integrity.status}"
                   + (f": {integrity.reasons[0]}" if integrity.reasons else ""), highlight=False)
@@ -129,6 +153,16 @@ def _choose_model(spec: TaskSpec, submission: Path, device: str, verdict: Verdic
     if loaded is not None:
         loaded.backend.close()
     return _load_base(spec, device, verdict, console)
+
+
+def _base_dir(spec: TaskSpec) -> Path | None:
+    """The base model's directory, for weight provenance (None when it is not available locally)."""
+    from ptbench.models.loading import base_source
+
+    try:
+        return Path(base_source(spec.base_model).location)
+    except Exception:  # noqa: BLE001 - provenance then could not run, and says so
+        return None
 
 
 def _load_base(spec: TaskSpec, device: str, verdict: Verdict, console: Console) -> LoadedModel:

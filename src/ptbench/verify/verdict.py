@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ptbench.files import write_json, write_model_json
+from ptbench.integrity.result import CheckResult
 from ptbench.models.intake import IntakeResult
 
 REWARD_SCHEMA = 1
@@ -71,6 +72,7 @@ class Verdict(BaseModel):
     scored: Scored = Field(description="whose score this is: the submission, or the base model as fallback")
     fallback_reasons: list[str] = Field(default_factory=list, description="why the base model was scored")
     stages: list[StageRecord] = Field(default_factory=list)
+    integrity: list[CheckResult] = Field(default_factory=list, description="every integrity check and its evidence")
     intake: IntakeResult | None = Field(None, description="intake's findings: reasons, notes, kind, chat template")
     evaluation: EvaluationRecord | None = None
     main_metric: str

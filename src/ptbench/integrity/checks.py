@@ -1,0 +1,88 @@
+"""Run the integrity checks for the verifier: before evaluation (files, reads, tampering, substitution) and
+after it (the self-report against the verified score). A check that raises is recorded as could-not-run."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ptbench.catalog.spec import TaskSpec
+from ptbench.errors import first_line
+from ptbench.integrity.result import CheckResult, could_not_run
+
+
+@dataclass
+class IntegrityInputs:
+    """What the verifier received besides the submission (each may be missing: the check then could not run)."""
+
+    workspace: Path | None = None
+    logs: list[Path] | None = None
+    data_dir: Path | None = None
+    base_dir: Path | None = None
+
+
+def timed(name: str, check: Callable[[], CheckResult]) -> CheckResult:
+    """A check's result with its time; any exception becomes could-not-run (the check is never a pass)."""
+    start = time.perf_counter()
+    try:
+        result = check()
+    except Exception as exc:  # noqa: BLE001 - the inputs are hostile: a check that breaks must not break the verdict
+        result = could_not_run(name, f"{type(exc).__name__}: {first_line(exc, 300)}")
+    result.seconds = round(time.perf_counter() - start, 3)
+    return result
+
+
+def before_evaluation(spec: TaskSpec, submission: Path, inputs: IntegrityInputs) -> list[CheckResult]:
+    """The checks that need no score."""
+    from ptbench.integrity.contamination_files import NAME as FILES
+    from ptbench.integrity.contamination_files import check_files
+    from ptbench.integrity.forbidden import NAME as READS
+    from ptbench.integrity.forbidden import check_reads
+    from ptbench.integrity.items import heldout_items
+    from ptbench.integrity.ngrams import ItemIndex
+    from ptbench.integrity.provenance import NAME as SUBSTITUTION
+    from ptbench.integrity.provenance import check_provenance
+    from ptbench.integrity.tampering import PROTECTED, check_protected
+    from ptbench.models.registry import get_base_model
+
+    logs = inputs.logs or []
+    roots = ([inputs.workspace] if inputs.workspace else []) + logs
+    results = []
+    if not spec.is_frogs:
+        results.append(timed(FILES, lambda: check_files(ItemIndex.build(heldout_items(spec.benchmark, inputs.data_dir)),
+                                                        roots)))
+    results.append(timed(READS, lambda: check_reads(spec, logs)))
+    results.append(timed(PROTECTED, lambda: check_protected(spec, inputs.workspace)))
+    if inputs.base_dir is not None and submission.is_dir():
+        info = get_base_model(spec.base_model)
+        names = {name for name in (info.hub_id, info.display_name, spec.base_model, str(inputs.base_dir)) if name}
+        base_dir = inputs.base_dir
+        results.append(timed(SUBSTITUTION, lambda: check_provenance(submission, base_dir, family_checkpoints(spec),
+                                                                    names)))
+    else:
+        results.append(could_not_run(SUBSTITUTION, "no model directory to compare with the base"))
+    return results
+
+
+def after_evaluation(inputs: IntegrityInputs, score: float, samples: int) -> CheckResult:
+    """The self-report against the verified score."""
+    from ptbench.integrity.tampering import OVERCLAIM, check_overclaim
+
+    return timed(OVERCLAIM, lambda: check_overclaim(inputs.workspace, score, samples))
+
+
+def family_checkpoints(spec: TaskSpec) -> dict[str, Path]:
+    """The family's other known checkpoints found locally (the instruct model in the hub cache)."""
+    from ptbench.models.registry import get_base_model
+
+    instruct = get_base_model(spec.base_model).instruct_hub_id
+    if instruct is None:
+        return {}
+    try:
+        from huggingface_hub import snapshot_download
+
+        return {"instruct": Path(snapshot_download(instruct, local_files_only=True))}
+    except Exception:  # noqa: BLE001 - not cached here: compared with the base only (the evidence lists what was)
+        return {}

@@ -1,0 +1,115 @@
+"""N-gram overlap between test items and arbitrary text, vectorised (numpy) so a workspace scans at disk speed.
+
+Normalisation (the same for both sides): JSON/Python string escapes become spaces, ASCII letters lower case,
+every ASCII byte that is not a letter or digit a space (numbers are kept; non-ASCII bytes stay), runs of spaces
+one space. A word n-gram is identified by a 64-bit hash of its words' fingerprints, computed for every word
+offset at once (`ngram_hashes`). The items' n-gram hashes are built once per benchmark;
+n-grams found in two or more items are boilerplate and dropped. An item's coverage in a text is the share of its
+distinct n-grams the text contains.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+NGRAM = 8
+CHUNK = 8 << 20
+_P = np.uint64(1_000_003)
+_WORD_MIX = np.uint64(0x9E3779B97F4A7C15)
+_LENGTH_MIX = np.uint64(0xC2B2AE3D27D4EB4F)
+_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
+_SCREEN_SHIFT = np.uint64(40)
+_ESCAPES = (b"\\n", b"\\t", b"\\r", b'\\"', b"\\'", b"\\\\")
+_TABLE = bytes(
+    (b + 32 if 65 <= b <= 90 else b) if (48 <= b <= 57 or 65 <= b <= 90 or 97 <= b <= 122 or b >= 128) else 32
+    for b in range(256)
+)
+
+
+def normalise(data: bytes) -> np.ndarray:
+    """The normalised text as bytes (uint8), a space before the first word and 8 after the last."""
+    if b"\\" in data:
+        for escape in _ESCAPES:
+            data = data.replace(escape, b" ")
+    return np.frombuffer(b" " + data.translate(_TABLE) + b" " * 8, dtype=np.uint8)
+
+
+def ngram_hashes(arr: np.ndarray, n: int = NGRAM) -> np.ndarray:
+    """The hash of the n-gram at every word offset of a normalised text (`normalise`).
+
+    A word's fingerprint is its first 8 bytes (read through an unaligned 8-byte view) mixed with its length; an
+    n-gram's hash is a polynomial in its words' fingerprints, mod 2^64. Work per byte is a few vector compares.
+    """
+    space = arr == 32
+    starts = np.flatnonzero(space[:-1] & ~space[1:]) + 1
+    if len(starts) < n:
+        return np.empty(0, dtype=np.uint64)
+    ends = np.flatnonzero(~space[:-1] & space[1:]) + 1
+    lengths = (ends - starts).astype(np.uint64)
+    view = np.ndarray(shape=(len(arr) - 7,), dtype="<u8", buffer=arr.data, strides=(1,))
+    with np.errstate(over="ignore"):
+        words = (view[starts] & _MASKS[np.minimum(lengths, 8)]) ^ (lengths * _LENGTH_MIX)
+        words *= _WORD_MIX
+        count = len(words) - n + 1
+        hashes = words[:count].copy()
+        for k in range(1, n):
+            hashes *= _P
+            hashes += words[k:k + count]
+    return hashes
+
+
+def chunks(data: bytes, size: int = CHUNK, n: int = NGRAM) -> list[np.ndarray]:
+    """Normalised pieces of a large text, each overlapping the next by n words (no n-gram is lost)."""
+    pieces = []
+    for begin in range(0, max(len(data), 1), size):
+        # n words of the next piece go with this one: find the (n+1)-th space after its end
+        end = begin + size
+        for _ in range(n + 1):
+            found = data.find(b" ", end + 1) if end < len(data) else -1
+            end = len(data) if found < 0 else found
+        pieces.append(normalise(data[begin:end]))
+    return pieces
+
+
+@dataclass(frozen=True)
+class ItemIndex:
+    """The test items' n-gram hashes (sorted), the item each belongs to, and each item's n-gram count."""
+
+    keys: np.ndarray
+    owners: np.ndarray
+    sizes: np.ndarray
+    ids: list[str]
+    screen: np.ndarray
+    n: int = NGRAM
+
+    @classmethod
+    def build(cls, items: list[tuple[str, str]], n: int = NGRAM) -> ItemIndex:
+        """Index (id, text) items; items shorter than n words get no n-grams (and can never match)."""
+        per_item = [np.unique(ngram_hashes(normalise(text.encode()), n)) for _, text in items]
+        owner = np.concatenate([np.full(len(h), i, dtype=np.int64) for i, h in enumerate(per_item)] or [[]])
+        hashes = np.concatenate(per_item or [np.empty(0, dtype=np.uint64)])
+        values, first, counts = np.unique(hashes, return_index=True, return_counts=True)
+        keep = counts == 1
+        keys, owners = values[keep], owner[first[keep]].astype(np.int64)
+        sizes = np.bincount(owners, minlength=len(items))
+        screen = np.zeros(1 << (64 - _SCREEN_SHIFT), dtype=bool)
+        screen[keys >> _SCREEN_SHIFT] = True
+        return cls(keys, owners, sizes, [item_id for item_id, _ in items], screen, n)
+
+    def coverage(self, data: bytes) -> dict[int, float]:
+        """Per item with any n-gram in `data`: the share of its n-grams found."""
+        if len(self.keys) == 0:
+            return {}
+        found = [self._found(ngram_hashes(piece, self.n)) for piece in chunks(data, n=self.n)]
+        hits = np.unique(np.concatenate(found))
+        counts = np.bincount(self.owners[hits], minlength=len(self.sizes))
+        return {int(i): float(counts[i] / self.sizes[i]) for i in np.flatnonzero(counts)}
+
+    def _found(self, hashes: np.ndarray) -> np.ndarray:
+        """Indices into keys of the hashes present (a bit table by the hash's top bits screens first)."""
+        hashes = hashes[self.screen[hashes >> _SCREEN_SHIFT]]
+        where = np.searchsorted(self.keys, hashes)
+        where[where == len(self.keys)] = 0
+        return np.unique(where[self.keys[where] == hashes])
