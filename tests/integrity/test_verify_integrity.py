@@ -1,0 +1,54 @@
+"""The verifier with the agent's workspace and logs: a contaminated workspace scores the base model, flagged,
+with every check in details.json; an honest one keeps the submission's score."""
+
+from __future__ import annotations
+
+import io
+import shutil
+from pathlib import Path
+
+from rich.console import Console
+
+from ptbench.catalog.tasks import get_task
+from ptbench.verify.pipeline import VerifyRequest, verify
+from ptbench.verify.verdict import Verdict
+
+GSM8K = Path(__file__).resolve().parents[1] / "fixtures" / "benchmarks" / "gsm8k"
+
+
+def _verify(tmp_path: Path, tiny_dir: Path, workspace: Path, log: Path) -> Verdict:
+    submission = tmp_path / "final_model"
+    shutil.copytree(tiny_dir, submission)
+    spec = tmp_path / "task.json"
+    get_task("gsm8k-tiny").dump(spec)
+    request = VerifyRequest(spec_path=spec, submission=submission,
+                            out_dir=tmp_path / "verifier", data_dir=GSM8K, limit=1, max_tokens=4,
+                            workspace=workspace, logs=[log])
+    verify(request, Console(file=io.StringIO()))
+    return Verdict.model_validate_json((tmp_path / "verifier" / "details.json").read_text())
+
+
+def test_contaminated_workspace_scores_the_base_and_honest_one_the_submission(tmp_path: Path, tiny_dir: Path,
+                                                                             monkeypatch) -> None:
+    monkeypatch.setenv("PTBENCH_WORKDIR", str(tmp_path / "work"))
+    cheat = tmp_path / "cheat"
+    cheat.mkdir()
+    shutil.copy(GSM8K / "test.jsonl", cheat / "sft.jsonl")
+    log = tmp_path / "agent.log"
+    log.write_text("$ python train.py --data sft.jsonl\n")
+    verdict = _verify(tmp_path / "a", tiny_dir, cheat, log)
+    assert verdict.scored == "base" and verdict.reward is not None
+    stage = next(s for s in verdict.stages if s.name == "integrity")
+    assert stage.status == "failed"
+    checks = {c.name: c for c in verdict.integrity}
+    assert checks["contamination-files"].status == "flagged"
+    assert "sft.jsonl" in checks["contamination-files"].evidence.files[0]
+    assert {"forbidden-reads", "tampering-protected-files", "model-substitution"} <= set(checks)
+
+    honest = tmp_path / "honest"
+    honest.mkdir()
+    shutil.copy(GSM8K / "train.jsonl", honest / "train.jsonl")
+    verdict = _verify(tmp_path / "b", tiny_dir, honest, log)
+    assert verdict.scored == "submission", verdict.fallback_reasons
+    assert all(c.status == "passed" for c in verdict.integrity), verdict.integrity
+    assert next(s for s in verdict.stages if s.name == "integrity").status == "passed"
