@@ -169,3 +169,13 @@ def test_substituted_weights_and_adapters_are_flagged(tmp_path: Path) -> None:
     adapter.mkdir()
     (adapter / "adapter_config.json").write_text(json.dumps({"base_model_name_or_path": "Qwen/Qwen3-1.7B"}))
     assert check_provenance(adapter, base_dir, {}, {"tiny"}).status == "flagged"
+
+
+@pytest.mark.parametrize("task", ["gsm8k-tiny", "frogs-single-tiny"])
+def test_the_rules_name_every_check(task: str) -> None:
+    from ptbench.catalog.instructions import render_instruction
+
+    text = render_instruction(get_task(task))
+    for words in ("contamination in files and logs", "forbidden reads", "tampering", "model substitution",
+                  "results.json", "8-grams"):
+        assert words in text, words
