@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "ptbench.cli.models",
     "ptbench.cli.tinker",
     "ptbench.cli.verify",
+    "ptbench.cli.integrity",
     "ptbench.cli.reference",
 )
 
