@@ -9,8 +9,8 @@ What this machine lacks, and what stands in (cached, so only the first run pays;
 - so the Dockerfile built here is the exported one with its FROM line pointing at that base, and a pip.conf that
   turns the index off: its pip step checks every pin against what is installed and installs ptbench's own wheel,
   and the rest (the tiny model, /ptbench, WORKDIR) runs as exported. The verbatim Dockerfile (FROM python:3.12-slim,
-  every dependency installed in a build layer) builds on this machine too, but its 6.5 GB layer takes podman
-  about 15 minutes to commit on 2 cores: too slow for CI (docs/RUNNING.md has the numbers).
+  every dependency installed in a build layer) builds on this machine too, but took 20 minutes, 11 of them
+  installing and committing that 6.5 GB layer: too slow for CI (docs/RUNNING.md has the numbers).
 """
 
 from __future__ import annotations
