@@ -15,11 +15,12 @@ import io
 import json
 import lzma
 import os
-import re
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 from ptbench.files import UnsafeFile, read_untrusted
 
@@ -28,7 +29,8 @@ MAX_FILE_BYTES = 256 << 20
 MAX_TOTAL_BYTES = 2 << 30
 MAX_DEPTH = 3
 """Nesting of decoded copies (a zip in a gzip in base64)."""
-_B64 = re.compile(rb"[A-Za-z0-9+/]{80,}={0,2}")
+B64_MIN = 80
+_B64_CHARS = bytes(int(chr(b).isascii() and (chr(b).isalnum() or chr(b) in "+/")) for b in range(256))
 _COLUMNAR = (".parquet", ".arrow", ".feather")
 
 
@@ -99,10 +101,10 @@ def _expand(where: str, data: bytes, depth: int, walk: Walk) -> Iterator[Text]:
     if inner is None:
         yield Text(where, _notebook(data) if lower.endswith(".ipynb") else data)
         if depth < MAX_DEPTH:
-            for match in _B64.finditer(data):
-                blob = _b64(match.group())
+            for start, end in _b64_runs(data):
+                blob = _b64(data[start:end])
                 if blob is not None:
-                    yield from _expand(f"{where}:base64@{match.start()}", blob, depth + 1, walk)
+                    yield from _expand(f"{where}:base64@{start}", blob, depth + 1, walk)
         return
     for name, payload in inner:
         yield from _expand(name, payload, depth + 1, walk)
@@ -147,6 +149,22 @@ def _notebook(data: bytes) -> bytes:
         return "\n\n".join(parts).encode()
     except (ValueError, AttributeError, TypeError):
         return data
+
+
+def _b64_runs(data: bytes) -> list[tuple[int, int]]:
+    """(start, end) of every run of at least B64_MIN base64 characters (vectorised; padding '=' included)."""
+    if len(data) < B64_MIN:
+        return []
+    mask = np.frombuffer(data.translate(_B64_CHARS), dtype=np.int8)
+    edges = np.diff(mask, prepend=np.int8(0), append=np.int8(0))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    runs = []
+    for start, end in zip(starts[ends - starts >= B64_MIN].tolist(), ends[ends - starts >= B64_MIN].tolist(),
+                          strict=True):
+        while end < len(data) and data[end:end + 1] == b"=" and data[end - 2:end] != b"==":
+            end += 1
+        runs.append((start, end))
+    return runs
 
 
 def _b64(blob: bytes) -> bytes | None:
