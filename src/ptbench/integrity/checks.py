@@ -50,7 +50,9 @@ def before_evaluation(spec: TaskSpec, submission: Path, inputs: IntegrityInputs)
     logs = inputs.logs or []
     roots = ([inputs.workspace] if inputs.workspace else []) + logs
     results = []
-    if not spec.is_frogs:
+    if not spec.is_frogs and not roots:
+        results.append(could_not_run(FILES, "no workspace or logs were given to the verifier"))
+    elif not spec.is_frogs:
         results.append(timed(FILES, lambda: check_files(ItemIndex.build(heldout_items(spec.benchmark, inputs.data_dir)),
                                                         roots)))
     results.append(timed(READS, lambda: check_reads(spec, logs)))

@@ -88,7 +88,8 @@ class ItemIndex:
     def build(cls, items: list[tuple[str, str]], n: int = NGRAM) -> ItemIndex:
         """Index (id, text) items; items shorter than n words get no n-grams (and can never match)."""
         per_item = [np.unique(ngram_hashes(normalise(text.encode()), n)) for _, text in items]
-        owner = np.concatenate([np.full(len(h), i, dtype=np.int64) for i, h in enumerate(per_item)] or [[]])
+        owner = np.concatenate([np.full(len(h), i, dtype=np.int64) for i, h in enumerate(per_item)]
+                               or [np.empty(0, dtype=np.int64)])
         hashes = np.concatenate(per_item or [np.empty(0, dtype=np.uint64)])
         values, first, counts = np.unique(hashes, return_index=True, return_counts=True)
         keep = counts == 1

@@ -19,6 +19,7 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 
@@ -131,10 +132,10 @@ def _decoded(where: str, lower: str, data: bytes, walk: Walk) -> list[tuple[str,
     return None
 
 
-def _capped(stream: io.IOBase | gzip.GzipFile | bz2.BZ2File | lzma.LZMAFile) -> bytes:
+def _capped(stream: IO[bytes] | gzip.GzipFile | bz2.BZ2File | lzma.LZMAFile) -> bytes:
     """A decompressed stream's bytes, at most MAX_FILE_BYTES (a bomb stops there)."""
     with stream:
-        return stream.read(MAX_FILE_BYTES)  # type: ignore[no-any-return]
+        return stream.read(MAX_FILE_BYTES)
 
 
 def _notebook(data: bytes) -> bytes:
@@ -192,7 +193,7 @@ def _columnar(data: bytes) -> bytes:
             table = pa.ipc.open_file(buffer).read_all()
         except pa.ArrowInvalid:
             table = pa.ipc.open_stream(pa.BufferReader(data)).read_all()
-    lines = []
+    lines: list[str] = []
     for column in table.columns:
         if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
             lines.extend(str(v) for v in column.to_pylist() if v is not None)
