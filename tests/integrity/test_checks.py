@@ -179,3 +179,12 @@ def test_the_rules_name_every_check(task: str) -> None:
     for words in ("contamination in files and logs", "forbidden reads", "tampering", "model substitution",
                   "results.json", "8-grams"):
         assert words in text, words
+
+
+def test_non_finite_weights_could_not_run(tmp_path: Path) -> None:
+    from ptbench.models.tiny import ensure_tiny
+
+    broken = _save(tmp_path / "nan", {"model.embed_tokens.weight": np.full((4, 4), np.inf, dtype=np.float32)})
+    result = check_provenance(broken, ensure_tiny(), {}, {"tiny"})
+    assert result.status == "could-not-run"
+    assert integrity_stage([result]).status == "skipped"

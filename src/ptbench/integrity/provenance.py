@@ -8,6 +8,7 @@ substituted; so is a PEFT adapter whose adapter_config.json declares a base othe
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,8 @@ def check_provenance(submission: Path, base: Path, others: dict[str, Path], base
         distances.update({name: mean_distance(weights, load_weights(path)) for name, path in others.items()})
     except (OSError, UnsafeFile, ValueError) as exc:
         return could_not_run(NAME, f"cannot read weights: {str(exc)[:300]}")
+    if not all(math.isfinite(v) for v in distances.values()):
+        return could_not_run(NAME, "no finite distance: the weights hold NaN or infinity, or share no tensor")
     nearest = min(distances, key=lambda k: distances[k])
     numbers = {f"distance_to_{k}": round(v, 6) for k, v in distances.items()}
     evidence = Evidence(items=sorted(distances), numbers=numbers)

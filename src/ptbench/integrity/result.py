@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 CheckStatus = Literal["passed", "flagged", "could-not-run"]
 
@@ -17,6 +18,13 @@ class Evidence(BaseModel):
     files: list[str] = Field(default_factory=list)
     items: list[str] = Field(default_factory=list)
     numbers: dict[str, float] = Field(default_factory=dict)
+
+    @field_validator("numbers")
+    @classmethod
+    def _finite(cls, numbers: dict[str, float]) -> dict[str, float]:
+        if not all(math.isfinite(v) for v in numbers.values()):
+            raise ValueError("evidence numbers must be finite")
+        return numbers
 
 
 class CheckResult(BaseModel):
