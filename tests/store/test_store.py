@@ -66,3 +66,16 @@ def test_list_and_show_through_the_cli(job_dir, store, cli):
     assert missing.returncode == 2 and "no job named 'nope'" in missing.stderr
     unknown = cli("runs", "show", "nope", "--store", str(store))
     assert unknown.returncode == 2 and "no trial 'nope'" in unknown.stderr
+
+
+def test_list_as_json_is_the_versioned_trial_list_with_every_stored_field(job_dir, store, cli):
+    from ptbench.store.queries import TrialList
+
+    assert cli("runs", "ingest", str(job_dir), "--store", str(store)).returncode == 0
+    listing = cli("runs", "list", "--json", "--store", str(store))
+    assert listing.returncode == 0, listing.stderr
+    parsed = TrialList.model_validate_json(listing.stdout)
+    assert parsed.schema_version == 1 and parsed.store == str(store)
+    trial_dirs = sorted(p.name for p in job_dir.iterdir() if p.is_dir())
+    assert sorted(s.trial.trial_name for s in parsed.trials) == trial_dirs
+    assert all(s.job_name == "echo-job" and s.trial.trial_dir for s in parsed.trials)

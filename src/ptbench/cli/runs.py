@@ -50,16 +50,21 @@ def ingest_command(
 def list_command(
     job: Annotated[str | None, typer.Option("--job", help="only this job (name or id)")] = None,
     store: StoreOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the trials as JSON (TrialList, versioned)")] = False,
 ) -> None:
-    """List stored trials as a table."""
-    from ptbench.store.queries import list_trials
+    """List stored trials as a table, or as JSON with every stored field."""
+    from ptbench.store.queries import TrialList, list_trials
     from ptbench.store.schema import open_store
 
-    conn = open_store(default_store(store), create=False)
+    path = default_store(store)
+    conn = open_store(path, create=False)
     try:
         summaries = list_trials(conn, job)
     finally:
         conn.close()
+    if as_json:
+        print(TrialList(store=str(path), job=job, trials=summaries).model_dump_json(indent=2))
+        return
     console().print(trials_table(summaries))
     print(f"{len(summaries)} trials")
 
@@ -78,7 +83,6 @@ def trials_table(summaries: list[TrialSummary], *, with_job: bool = True) -> Tab
     return table
 
 
-@runs_app.command("show")
 def _environment_notes(trial_dir: Path) -> str | None:
     """What the local environment noted about the trial (the Dockerfile's install steps it ignored)."""
     from ptbench.sandbox.notes import read_notes
@@ -89,6 +93,7 @@ def _environment_notes(trial_dir: Path) -> str | None:
     return f"ignored install steps of environment/Dockerfile: {'; '.join(notes.ignored_installs)}"
 
 
+@runs_app.command("show")
 def show_command(
     trial: Annotated[str, typer.Argument(help="trial name, trial id or a unique id prefix")],
     store: StoreOption = None,

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import sqlite3
 from collections import defaultdict
+from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from ptbench.errors import UserError
 from ptbench.store.models import JobRow, MetricRow, PhaseRow, TrialRecord, TrialRow
@@ -25,6 +26,15 @@ class TrialSummary(BaseModel):
     def reward(self) -> float | None:
         """The verified score; None when the verifier gave none (test.sh's stand-in 0 is not one)."""
         return self.trial.score
+
+
+class TrialList(BaseModel):
+    """`runs list --json`: the listed trials with their jobs' names (the store's rows, unchanged)."""
+
+    schema_version: Literal[1] = 1
+    store: str
+    job: str | None = Field(None, description="the --job filter, if any")
+    trials: list[TrialSummary]
 
 
 class TrialDetail(BaseModel):
