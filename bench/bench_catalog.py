@@ -28,8 +28,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from ptbench.benchmarks.datadir.build import build_data_dir
 from ptbench.catalog.tasks import catalog
+from ptbench.datadir.build import build_data_dir
 from ptbench.models.tiny import ensure_tiny
 from ptbench.run.export import export_task
 

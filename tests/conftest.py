@@ -71,7 +71,7 @@ def fixture_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     from rich.console import Console
 
-    from ptbench.benchmarks.datadir.build import build_data_dir
+    from ptbench.datadir.build import build_data_dir
 
     out = tmp_path_factory.mktemp("data") / "data"
     build_data_dir(out, [], BENCHMARK_FIXTURES, Console(file=io.StringIO()))

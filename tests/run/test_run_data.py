@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from run_helpers import place, query
 
-from ptbench.benchmarks.datadir.manifest import read_manifest, write_manifest
 from ptbench.catalog.tasks import get_task
+from ptbench.datadir.manifest import read_manifest, write_manifest
 from ptbench.errors import UserError
 from ptbench.run.export import export_task
 

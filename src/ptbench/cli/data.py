@@ -27,7 +27,7 @@ def build(
     """
     from rich.console import Console
 
-    from ptbench.benchmarks.datadir.build import build_data_dir
+    from ptbench.datadir.build import build_data_dir
 
     console = Console(stderr=True)
     manifest = build_data_dir(out, benchmark or [], source, console)
@@ -39,7 +39,7 @@ def show(directory: Annotated[Path, typer.Argument(help="a data directory (writt
     """List a data directory's files (present, changed, absent: checksums checked) and missing pieces."""
     from rich.console import Console
 
-    from ptbench.benchmarks.datadir.show import data_table
+    from ptbench.datadir.show import data_table
 
     console = Console()
     with console.status("checking checksums"):

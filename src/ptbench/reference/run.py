@@ -20,9 +20,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ptbench.benchmarks.datadir.manifest import view_dir
 from ptbench.benchmarks.registry import get_benchmark
 from ptbench.catalog.spec import TaskSpec
+from ptbench.datadir.manifest import view_dir
 from ptbench.errors import UserError
 from ptbench.reference.config import BenchmarkRecipe, FrogsRecipe, recipe_for
 from ptbench.reference.dev_scores import DevEval, Player, dev_settings, evaluate_dev, single_turn_player

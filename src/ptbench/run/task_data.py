@@ -20,8 +20,8 @@ from pathlib import Path, PurePosixPath
 
 from harbor.models.trial.config import ServiceVolumeConfig
 
-from ptbench.benchmarks.datadir.manifest import checked_files
 from ptbench.catalog.spec import TaskSpec
+from ptbench.datadir.manifest import checked_files
 from ptbench.errors import UserError
 
 AGENT_DATA_ROOT = PurePosixPath("/ptbench/data")
@@ -53,7 +53,7 @@ def package_masks(empty: Path) -> list[ServiceVolumeConfig]:
     bfcl-eval's BFCL): the local environment shows the agent ptbench's own venv. The agent's evaluate helper reads
     its dev split from $PTBENCH_DATA_DIR instead, the verifier its test split from tests/data (mounts never reach
     the verifier's environment)."""
-    from ptbench.benchmarks.datadir.pieces import DATA_BENCHMARKS, pieces
+    from ptbench.datadir.pieces import DATA_BENCHMARKS, pieces
 
     targets: set[str] = set()
     for piece in (piece for benchmark in DATA_BENCHMARKS for piece in pieces(benchmark)):

@@ -15,9 +15,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from ptbench.benchmarks.datadir.manifest import view_dir
 from ptbench.benchmarks.registry import get_benchmark
 from ptbench.catalog.spec import TaskSpec
+from ptbench.datadir.manifest import view_dir
 from ptbench.errors import UserError
 from ptbench.paths import work_dir
 from ptbench.verify.inspect_run import EvalOutcome, EvalRequest, run_evaluation

@@ -19,9 +19,9 @@ from pathlib import Path
 from rich.console import Console
 
 from ptbench import __version__
-from ptbench.benchmarks.datadir.manifest import view_dir
 from ptbench.benchmarks.registry import BenchmarkDef, get_benchmark
 from ptbench.catalog.spec import TaskSpec
+from ptbench.datadir.manifest import view_dir
 from ptbench.errors import UserError
 from ptbench.integrity.checks import IntegrityInputs, after_evaluation, before_evaluation
 from ptbench.verify.inspect_run import EvalOutcome, EvalRequest, run_evaluation

@@ -19,7 +19,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from ptbench.benchmarks.data import Record, hub_records, read_items
-from ptbench.benchmarks.datadir.pieces import Hub, Piece, Url
+from ptbench.datadir.pieces import Hub, Piece, Url
 from ptbench.errors import UserError, first_line
 
 PROBE_TIMEOUT_SEC = 5.0

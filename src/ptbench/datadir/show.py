@@ -6,7 +6,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from ptbench.benchmarks.datadir.manifest import file_state, read_manifest
+from ptbench.datadir.manifest import file_state, read_manifest
 
 STATE_STYLE = {"present": "green", "changed": "red", "absent": "red", "missing": "yellow"}
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ptbench.benchmarks.data import Record
-from ptbench.benchmarks.datadir.manifest import Role, View
 from ptbench.benchmarks.registry import get_benchmark
+from ptbench.datadir.manifest import Role, View
 
 Sibling = Callable[[str], list[Record]]
 """The records of another piece of the same benchmark, by its name (a dependency such as GPQA's test IDs)."""

@@ -16,7 +16,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ptbench.benchmarks.data import Record
-from ptbench.benchmarks.datadir.manifest import (
+from ptbench.benchmarks.registry import get_benchmark
+from ptbench.datadir.manifest import (
     MANIFEST,
     DataFile,
     DataManifest,
@@ -25,9 +26,8 @@ from ptbench.benchmarks.datadir.manifest import (
     sha256_file,
     write_manifest,
 )
-from ptbench.benchmarks.datadir.pieces import DATA_BENCHMARKS, LOCAL_NAMES, Piece, pieces
-from ptbench.benchmarks.datadir.sources import Fetched, Missing, Network, encode_records, fetch
-from ptbench.benchmarks.registry import get_benchmark
+from ptbench.datadir.pieces import DATA_BENCHMARKS, LOCAL_NAMES, Piece, pieces
+from ptbench.datadir.sources import Fetched, Missing, Network, encode_records, fetch
 from ptbench.errors import UserError
 from ptbench.files import write_atomic
 

@@ -10,9 +10,9 @@ import pytest
 from pydantic import ValidationError
 
 from ptbench.benchmarks.data import read_items
-from ptbench.benchmarks.datadir.manifest import DataFile, read_manifest, sha256_file
-from ptbench.benchmarks.datadir.pieces import DATA_BENCHMARKS
 from ptbench.benchmarks.registry import BENCHMARKS
+from ptbench.datadir.manifest import DataFile, read_manifest, sha256_file
+from ptbench.datadir.pieces import DATA_BENCHMARKS
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "benchmarks"
 
