@@ -8,9 +8,11 @@ What this machine lacks, and what stands in (cached, so only the first run pays;
   (downloaded on the host by `wheelhouse`), installed without an index (scripts/podman/base-image WHEELHOUSE);
 - so the Dockerfile built here is the exported one with its FROM line pointing at that base, and a pip.conf that
   turns the index off: its pip step checks every pin against what is installed and installs ptbench's own wheel,
-  and the rest (the tiny model, /ptbench, WORKDIR) runs as exported. The verbatim Dockerfile (FROM python:3.12-slim,
-  every dependency installed in a build layer) builds on this machine too, but took 20 minutes, 11 of them
-  installing and committing that 6.5 GB layer: too slow for CI (docs/RUNNING.md has the numbers).
+  and the rest (/ptbench, WORKDIR) runs as exported; the tiny model is the host's cached one, copied in before
+  the Dockerfile's `ptbench models tiny` (which finds it by its key rather than pretraining ~100 s per new wheel).
+  The verbatim Dockerfile (FROM python:3.12-slim, every dependency installed in a build layer) builds on this
+  machine too, but took 20 minutes, 11 of them installing and committing that 6.5 GB layer: too slow for CI
+  (docs/RUNNING.md has the numbers).
 """
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ def task_dir(engine: None, pytestconfig: pytest.Config, tmp_path_factory: pytest
     exported_from = "FROM python:3.12-slim\n"
     assert exported_from in dockerfile.read_text()
     dockerfile.write_text(dockerfile.read_text().replace(exported_from, f"FROM {DEPS_IMAGE}\n"))
+    seed_tiny_model(context)
     (context / DIST / "pip.conf").write_text("[global]\nno-index = true\n")
     with shown(pytestconfig):
         start = time.monotonic()
@@ -94,6 +97,21 @@ def task_dir(engine: None, pytestconfig: pytest.Config, tmp_path_factory: pytest
         build_image(context)
         say(f"task image ready in {time.monotonic() - start:.0f} s")
     return task
+
+
+def seed_tiny_model(context: Path) -> None:
+    """The host's cached tiny model copied into the image's cache before the Dockerfile's `ptbench models tiny`, which
+    then finds it (same build config, same CPython, same key) instead of pretraining it again for every new wheel."""
+    from ptbench.models.tiny import ensure_tiny
+    from ptbench.paths import cache_dir
+
+    model = ensure_tiny()
+    shutil.copytree(model, context / "tiny-model")
+    dockerfile = context / "Dockerfile"
+    build_step = "RUN ptbench models tiny"
+    assert build_step in dockerfile.read_text()
+    copy = f"COPY tiny-model/ /opt/ptbench/cache/{model.relative_to(cache_dir()).as_posix()}/\n"
+    dockerfile.write_text(dockerfile.read_text().replace(build_step, copy + build_step, 1))
 
 
 def build_image(context: Path) -> None:
