@@ -85,6 +85,8 @@ def instruction_sent(requests: list[tuple[str, dict]], task: Path) -> bool:
 def test_codex_trial_ends_verified(codex):
     assert codex.trial.status == "ok", (codex.trial.status, codex.trial.exception_type, codex.trial.verifier_reason)
     assert codex.trial.score is not None
+    # the submission was scored: Codex's `bash -lc` found `ptbench` (it once did not: the verifier scored the base)
+    assert codex.trial.scored == "submission", codex.trial.verifier_reason
 
 
 def test_codex_got_the_instruction_and_ran_the_scripted_commands(codex, task):
@@ -109,6 +111,20 @@ def test_codex_trajectory_is_stored_and_readable(codex):
 def test_terminus_trial_ends_verified(terminus, task):
     assert terminus.trial.status == "ok", (terminus.trial.status, terminus.trial.exception_type,
                                            terminus.trial.verifier_reason)
-    assert terminus.trial.score is not None
+    assert terminus.trial.score is not None and terminus.trial.scored == "submission", terminus.trial.verifier_reason
     assert instruction_sent(terminus.requests, task)
     assert terminus.trial.trajectory_path is not None
+
+
+@pytest.mark.parametrize("run", ["codex", "terminus"])
+def test_the_verifier_checks_the_real_workspace_and_trajectory_and_flags_no_honest_agent(run, request):
+    """The separate verifier gets the workspace and the agent's logs (trajectory.json included) as artifacts; a
+    trajectory quoting the instruction's rules (/tests, /logs/verifier) is no forbidden read."""
+    trial = request.getfixturevalue(run)
+    details = json.loads((trial.trial_dir / "verifier" / "details.json").read_text())
+    status = {check["name"]: check for check in details["integrity"]}
+    reads = status["forbidden-reads"]
+    assert reads["status"] == "passed", reads["reason"]
+    assert reads["evidence"]["numbers"]["files"] >= 2 and reads["evidence"]["numbers"]["instruction_echoes"] >= 1
+    assert status["tampering-protected-files"]["status"] == "passed"
+    assert (trial.trial_dir / "artifacts" / "agent-logs" / "trajectory.json").is_file()

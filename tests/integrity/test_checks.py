@@ -114,6 +114,26 @@ def test_honest_trace_has_no_forbidden_read(tmp_path: Path) -> None:
     assert check_reads(get_task("gsm8k-tiny"), [log]).status == "passed"
 
 
+def test_a_trajectory_quoting_its_instruction_is_not_a_read_but_a_read_beside_it_is(tmp_path: Path) -> None:
+    """Agents' trajectories carry their prompt, whose rules name /tests, /logs/verifier and split="test": quoting
+    them is no read (seen on Codex and terminus-2 trials), a command reading those paths still is."""
+    from ptbench.catalog.instructions import render_instruction
+
+    spec = get_task("gsm8k-tiny")
+    instruction = render_instruction(spec, None, [])
+    trajectory = tmp_path / "trajectory.json"
+    trajectory.write_text(json.dumps({"steps": [{"source": "user", "message": instruction},
+                                                {"source": "agent", "tool_calls": [{"arguments": {"cmd": "timer"}}]}]}))
+    assert check_reads(spec, [trajectory]).status == "flagged"  # without the instruction: every quote is a hit
+    quoted = check_reads(spec, [trajectory], instruction)
+    assert quoted.status == "passed" and quoted.evidence.numbers["instruction_echoes"] >= 2
+    cheat = tmp_path / "cheat.json"
+    read = {"source": "agent", "tool_calls": [{"arguments": {"cmd": "cat /tests/data/test.jsonl | head"}}]}
+    cheat.write_text(json.dumps({"steps": [{"source": "user", "message": instruction}, read]}))
+    caught = check_reads(spec, [cheat], instruction)
+    assert caught.status == "flagged" and any("/tests/data" in item for item in caught.evidence.items)
+
+
 def test_edited_task_json_is_flagged_and_untouched_passes(tmp_path: Path) -> None:
     spec = get_task("gsm8k-tiny")
     (tmp_path / "task.json").write_text(spec.model_dump_json() + "\n")

@@ -19,3 +19,13 @@ def test_installed_codex_runs_inside_for_a_non_root_user(tmp_path, cli):
     assert version.strip() == "codex-cli 0.169.0"
     assert where.strip().endswith("/agents/bin/codex")
     assert written != 0
+
+
+def test_login_shells_keep_ptbench_and_the_agent_clis_on_path(tmp_path):
+    """/etc/profile resets PATH; Codex runs every command as `bash -lc`, which found neither `ptbench` nor `timer`."""
+    async def scenario(env):
+        return [await ok(env, "bash -lc 'command -v ptbench timer codex'", user=user) for user in ("root", "nobody")]
+
+    for found in in_env(make_env(tmp_path), scenario):
+        lines = found.split()
+        assert [line.rsplit("/", 1)[1] for line in lines] == ["ptbench", "timer", "codex"], found

@@ -14,6 +14,10 @@ from ptbench.catalog.submission import RESULTS_JSON, TASK_JSON, WORKDIR, submiss
 from ptbench.catalog.templating import render
 from ptbench.models.registry import get_base_model
 
+INSTRUCTION_FILE = "instruction.md"
+"""The instruction's file name, in the task dir for the agent and in tests/ for the verifier (forbidden-reads
+tells an agent quoting its prompt from one reading the paths the prompt names)."""
+
 FROGS_DEV_NOTE = "boards from the training generator with seeds disjoint from your training boards, never held-out ones"
 
 

@@ -35,12 +35,31 @@ def submission_path(spec: TaskSpec) -> PurePosixPath:
     return PATH_TXT if spec.backend == "tinker" else FINAL_MODEL
 
 
+AGENT_LOGS = PurePosixPath("/logs/agent")
+"""The agent's logs (and Harbor's trajectory.json, uploaded back before the artifacts are collected)."""
+WORKSPACE_EXCLUDES = ("./final_model", "*.safetensors", "*.bin", "*.pt", "*.pth", "*.ckpt", "*.gguf", "*.onnx")
+"""What the workspace artifact leaves out: the submission (collected on its own) and weight files, which are no
+text for the contamination scan and would only make the copy large."""
+
+
 def artifact_paths(spec: TaskSpec) -> list[PurePosixPath]:
-    """Everything the verifier needs from the agent's environment (Harbor artifacts)."""
+    """The submission and the self-report: what the verifier scores and compares."""
     paths = [submission_path(spec)]
     if is_frogs(spec):
         paths.append(RESULTS_JSON)
     return paths
+
+
+def artifacts(spec: TaskSpec) -> list[dict[str, str | list[str]]]:
+    """Everything the (separate) verifier environment gets from the agent's, in Harbor's artifact form: the
+    workspace without weights and the agent's logs for the integrity checks, then the submission. Harbor re-creates
+    each at its source path in that order, emptying a directory first, so the workspace must come before the
+    submission inside it."""
+    return [
+        {"source": str(WORKDIR), "destination": "workspace", "exclude": list(WORKSPACE_EXCLUDES)},
+        {"source": str(AGENT_LOGS), "destination": "agent-logs"},
+        *({"source": str(path)} for path in artifact_paths(spec)),
+    ]
 
 
 class SelfReport(BaseModel):

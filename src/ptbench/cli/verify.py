@@ -38,6 +38,8 @@ def verify_command(
         "--workspace", help="the agent's workspace (task dir without final_model), for the integrity checks")] = None,
     logs: Annotated[list[Path] | None, typer.Option(
         "--logs", help="the agent's logs or trajectory, a file or dir (repeatable), for the integrity checks")] = None,
+    instruction: Annotated[Path | None, typer.Option(
+        "--instruction", help="the instruction the agent got (default: instruction.md beside the task spec)")] = None,
 ) -> None:
     """Score a submission on the task's held-out data: intake, integrity, evaluation, reward."""
     from rich.console import Console
@@ -46,7 +48,7 @@ def verify_command(
 
     request = VerifyRequest(spec_path=task, submission=submission, out_dir=out, data_dir=data_dir, limit=limit,
                             device=device, heldout=heldout, judges=judge or [], max_tokens=max_tokens,
-                            workspace=workspace, logs=logs or [])
+                            workspace=workspace, logs=logs or [], instruction=instruction)
     try:
         verify(request, Console(stderr=True))
     except VerifyFailed as exc:

@@ -21,6 +21,8 @@ class IntegrityInputs:
     logs: list[Path] | None = None
     data_dir: Path | None = None
     base_dir: Path | None = None
+    instruction: str = ""
+    """The task's instruction, whose words an agent's trace quotes (not a read of what they name)."""
 
 
 def timed(name: str, check: Callable[[], CheckResult]) -> CheckResult:
@@ -54,8 +56,8 @@ def before_evaluation(spec: TaskSpec, submission: Path, inputs: IntegrityInputs)
         results.append(could_not_run(FILES, "no workspace or logs were given to the verifier"))
     elif not spec.is_frogs:
         results.append(timed(FILES, lambda: check_files(ItemIndex.build(heldout_items(spec.benchmark, inputs.data_dir)),
-                                                        roots)))
-    results.append(timed(READS, lambda: check_reads(spec, logs)))
+                                                        roots, exclude=[submission])))
+    results.append(timed(READS, lambda: check_reads(spec, logs, inputs.instruction)))
     results.append(timed(PROTECTED, lambda: check_protected(spec, inputs.workspace)))
     if inputs.base_dir is not None and submission.is_dir():
         info = get_base_model(spec.base_model)

@@ -6,6 +6,7 @@ more than ALLOWED_ITEMS items are found (PostTrainBench tolerates up to 3 accide
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
 from pathlib import Path
@@ -19,12 +20,12 @@ ITEM_COVERAGE = 0.5
 ALLOWED_ITEMS = 3
 
 
-def check_files(index: ItemIndex, roots: list[Path]) -> CheckResult:
-    """Scan every file under roots for the indexed test items."""
+def check_files(index: ItemIndex, roots: list[Path], exclude: list[Path] | None = None) -> CheckResult:
+    """Scan every file under roots for the indexed test items (not under `exclude`: the submission)."""
     present = [root for root in roots if root.exists() or root.is_symlink()]
     if not present:
         return could_not_run(NAME, "no workspace or logs were given to the verifier")
-    start, walk = time.perf_counter(), Walk()
+    start, walk = time.perf_counter(), Walk(excluded=frozenset(os.path.abspath(path) for path in exclude or []))
     found: dict[int, tuple[str, float]] = {}
     files: Counter[str] = Counter()
     for text in texts(present, walk):

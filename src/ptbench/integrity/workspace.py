@@ -50,6 +50,8 @@ class Walk:
     files: int = 0
     bytes: int = 0
     skipped: list[str] = field(default_factory=list)
+    excluded: frozenset[str] = frozenset()
+    """Absolute paths not read (the submission: its weights are the model checks' input, not text)."""
 
 
 def texts(roots: list[Path], walk: Walk) -> Iterator[Text]:
@@ -89,6 +91,8 @@ def _files(root: Path, walk: Walk) -> Iterator[tuple[Path, str]]:
             shown = os.path.relpath(entry.path, root)
             if entry.is_symlink():
                 walk.skipped.append(f"{shown}: a link, not followed")
+            elif os.path.abspath(entry.path) in walk.excluded:
+                walk.skipped.append(f"{shown}: the submission, not scanned")
             elif entry.is_dir(follow_symlinks=False):
                 stack.append(Path(entry.path))
             elif entry.is_file(follow_symlinks=False):

@@ -2,15 +2,16 @@
 
 Layout of `OUT/<name>/`:
 - task.toml: written by Harbor's own TaskConfig model: agent timeout = the budget, verifier timeout,
-  resources, network mode, `artifacts` (the submission, for separate-verifier mode; the verifier
-  always runs in a fresh environment, never in the one the agent touched), and a healthcheck that
+  resources, network mode, `artifacts` (the workspace without weights, the agent's logs, the submission: the
+  verifier always runs in a fresh environment, never in the one the agent touched, and test.sh hands the first two
+  to the integrity checks), and a healthcheck that
   sets the environment up (writes /app/task.json and the `timer` start stamp) in every Harbor
   environment type;
 - instruction.md: rendered from the catalog's templates;
 - environment/: the container image's build context (`run/image.py`: Dockerfile, ptbench's own wheel and its pins),
   the same for every task of a device class; the local environment ignores it;
-- tests/: test.sh (runs `ptbench verify`), task.json and, for frogs, heldout.jsonl with its manifest:
-  Harbor uploads tests/ only for the verifier, so held-out boards never enter the agent's environment;
+- tests/: test.sh (runs `ptbench verify`), task.json, a copy of instruction.md and, for frogs, heldout.jsonl with
+  its manifest: Harbor uploads tests/ only for the verifier, so held-out boards never enter the agent's environment;
 - with a data directory (`data_dir=`): the benchmark's test side in tests/data/ (the verifier's
   `--data-dir`), its train and dev files in data/ for the agent (`run/task_data.py`);
 - solution/: solve.sh (the reference recipe, or a copy of the base model until it exists) and task.json.
@@ -28,9 +29,17 @@ from pydantic import BaseModel, ConfigDict
 
 from ptbench import __version__
 from ptbench.benchmarks.registry import BENCHMARKS
-from ptbench.catalog.instructions import render_instruction
+from ptbench.catalog.instructions import INSTRUCTION_FILE, render_instruction
 from ptbench.catalog.spec import TaskSpec
-from ptbench.catalog.submission import FINAL_MODEL, TASK_JSON, WORKDIR, artifact_paths, is_frogs, submission_path
+from ptbench.catalog.submission import (
+    AGENT_LOGS,
+    FINAL_MODEL,
+    TASK_JSON,
+    WORKDIR,
+    artifacts,
+    is_frogs,
+    submission_path,
+)
 from ptbench.catalog.templating import render
 from ptbench.catalog.timer import stamp_command
 from ptbench.errors import UserError
@@ -93,12 +102,15 @@ def _write_task(spec: TaskSpec, root: Path, heldout_seed: int | None, data_dir: 
     agent_files = None if data_dir is None or spec.is_frogs else copy_task_data(data_dir, spec.benchmark, root)
     agent_data = str(agent_data_path(spec.benchmark)) if agent_files is not None else None
     write_atomic(root / "task.toml", task_toml(spec, agent_data))
-    write_atomic(root / "instruction.md", render_instruction(spec, agent_data, agent_files or []))
+    instruction = render_instruction(spec, agent_data, agent_files or [])
+    write_atomic(root / INSTRUCTION_FILE, instruction)
     write_image_context(root / "environment", spec.device)
     tests = root / "tests"
     _write(tests / "test.sh", _render("test.sh.jinja", name=spec.name, submission=submission_path(spec),
+                                      workspace=WORKDIR, agent_logs=AGENT_LOGS,
                                       data_dir=VERIFIER_DATA if agent_files is not None else None), 0o755)
     spec.dump(tests / "task.json")
+    write_atomic(tests / INSTRUCTION_FILE, instruction)
     if is_frogs(spec):
         from ptbench.catalog.heldout import resolve_heldout_seed, write_heldout
 
@@ -143,7 +155,7 @@ def task_toml(spec: TaskSpec, agent_data: str | None = None) -> str:
                 command=setup_command(spec, budget_sec), interval_sec=1.0, timeout_sec=30.0, retries=2,
             ),
         ),
-        artifacts=[str(path) for path in artifact_paths(spec)],
+        artifacts=artifacts(spec),
     )
     return config.model_dump_toml()
 

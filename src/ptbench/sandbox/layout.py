@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,6 +73,26 @@ def prepare_root(root: Path, workdir: str, log_dirs: list[str], bind_targets: li
         log_path = root / log_dir.lstrip("/")
         log_path.mkdir(parents=True, exist_ok=True)
         os.chmod(log_path, 0o777)
+
+
+def login_profile(env_dir: Path, path_first: list[str]) -> Bind | None:
+    """/etc/profile.d for the sandbox: the host's scripts plus one that puts `path_first` (ptbench's venv, the agent
+    CLIs) back before the PATH that /etc/profile resets, so login shells (`bash -lc`, as Codex runs every command)
+    still find `ptbench` and `timer`. Made outside the root and bound read-only over the host's dir; None when the
+    host has no /etc/profile.d (nothing would source it)."""
+    host = Path("/etc/profile.d")
+    if not host.is_dir() or host.is_symlink():
+        return None
+    profile = env_dir / "profile.d"
+    profile.mkdir(mode=0o755)
+    for script in host.iterdir():
+        if script.is_file() and not script.is_symlink():
+            (profile / script.name).write_bytes(script.read_bytes())
+    dirs = ":".join(shlex.quote(path) for path in path_first)
+    (profile / "zz-ptbench-path.sh").write_text(f"# ptbench's local environment\nPATH={dirs}:$PATH\nexport PATH\n")
+    for entry in profile.iterdir():
+        os.chmod(entry, 0o644)
+    return Bind(source=str(profile), target=str(host), read_only=True)
 
 
 def root_bind(root: Path) -> list[str]:

@@ -49,6 +49,7 @@ from ptbench.sandbox.layout import (
     Bind,
     dockerfile_workdir,
     holder_command,
+    login_profile,
     prepare_root,
     read_only_binds,
 )
@@ -198,6 +199,8 @@ class LocalEnvironment(BaseEnvironment):
                 self._relay = HostRelay(env_dir.path / "forward", self._forward_ports)
                 await self._relay.start()
                 binds = [*binds, Bind(str(self._relay.directory), FORWARD_DIR, read_only=True)]
+            profile = login_profile(env_dir.path, self._path_first)
+            binds = [*binds, profile] if profile is not None else binds
             prepare_root(env_dir.root, self._workdir, self._log_dirs, [bind.target for bind in binds])
             self._enforced = enforced = await asyncio.to_thread(EnforcedLimits.create, env_dir.path.name, self._limits)
             self._holder = await Holder.start(

@@ -20,6 +20,7 @@ from rich.console import Console
 
 from ptbench import __version__
 from ptbench.benchmarks.registry import BenchmarkDef, get_benchmark
+from ptbench.catalog.instructions import INSTRUCTION_FILE
 from ptbench.catalog.spec import TaskSpec
 from ptbench.datadir.manifest import view_dir
 from ptbench.errors import UserError
@@ -53,6 +54,7 @@ class VerifyRequest:
     max_tokens: int | None = None
     workspace: Path | None = None
     logs: list[Path] = field(default_factory=list)
+    instruction: Path | None = None  # the task's instruction.md (default: beside the spec, when there)
 
 
 def verify(request: VerifyRequest, console: Console) -> Verdict:
@@ -67,7 +69,8 @@ def verify(request: VerifyRequest, console: Console) -> Verdict:
                       ptbench_version=__version__, started_at=_now())
     device = request.device or spec.device
     try:
-        inputs = IntegrityInputs(request.workspace, request.logs, eval_request.data_dir)
+        inputs = IntegrityInputs(request.workspace, request.logs, eval_request.data_dir,
+                                 instruction=_instruction(request))
         loaded = _choose_model(spec, request.submission, device, verdict, console, inputs)
         outcome = _evaluate(eval_request, loaded, spec, device, verdict, console)
         rescore = _rescore_reason(outcome, inputs, verdict) if verdict.scored == "submission" else None
@@ -219,3 +222,15 @@ def _relative_log(verdict: Verdict, out_dir: Path) -> None:
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+MAX_INSTRUCTION_CHARS = 1 << 20
+
+
+def _instruction(request: VerifyRequest) -> str:
+    """The instruction the agent was given (the task's, not the agent's: it comes with the verifier's tests)."""
+    path = request.instruction or request.spec_path.with_name(INSTRUCTION_FILE)
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")[:MAX_INSTRUCTION_CHARS]
+    except OSError:
+        return ""
