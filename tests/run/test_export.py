@@ -53,8 +53,10 @@ def test_every_task_is_a_valid_harbor_task(exported: Path):
         assert (env.cpus, env.memory_mb, env.gpus) == (spec.cpus, spec.memory_mb, spec.gpus)
         assert env.network_mode.value == ("public" if spec.network == "public" else "no-network")
         assert env.workdir == "/app" and env.healthcheck is not None
-        artifacts = [str(a) for a in config.artifacts]
-        assert artifacts[0] == ("/app/path.txt" if spec.backend == "tinker" else "/app/final_model")
+        artifacts = [a if isinstance(a, str) else a.source for a in config.artifacts]
+        # the workspace and the logs first (Harbor empties /app before re-creating it), then the submission
+        submission = "/app/path.txt" if spec.backend == "tinker" else "/app/final_model"
+        assert artifacts[:3] == ["/app", "/logs/agent", submission]
         assert ("/app/results.json" in artifacts) == name.startswith("frogs-")
         assert ("TINKER_API_KEY" in env.env) == (spec.backend == "tinker")
         judged = spec.benchmark in ("arena-hard-writing", "healthbench")
@@ -134,11 +136,11 @@ def dockerfile_instructions(text: str) -> list[tuple[str, str]]:
     return [(pair[0], pair[1].strip()) for pair in pairs]
 
 
-def test_artifacts_key_is_at_the_root_before_any_table(exported: Path):
-    text = (exported / "gsm8k-qwen3-1.7b" / "task.toml").read_text()
-    first_table = text.index("\n[")
-    assert 0 <= text.index("artifacts = ") < first_table
-    assert tomllib.loads(text)["artifacts"] == ["/app/final_model"]
+def test_the_verifier_gets_the_workspace_without_weights_the_logs_and_the_submission(exported: Path):
+    artifacts = tomllib.loads((exported / "gsm8k-qwen3-1.7b" / "task.toml").read_text())["artifacts"]
+    assert [(a["source"], a.get("destination")) for a in artifacts] == [
+        ("/app", "workspace"), ("/logs/agent", "agent-logs"), ("/app/final_model", None)]
+    assert {"./final_model", "*.safetensors"} <= set(artifacts[0]["exclude"])
 
 
 def test_instruction_states_rules_cost_budget_and_submission(exported: Path):

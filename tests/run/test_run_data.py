@@ -84,6 +84,15 @@ def test_the_reference_agent_trains_and_both_tasks_verify_offline(reference_run)
         assert score is not None and 0.0 <= score <= 1.0
 
 
+def test_the_honest_reference_runs_pass_every_integrity_check_on_their_real_workspace_and_logs(reference_run) -> None:
+    """The verifier scanned the real workspace (the training data the agent copied in) and the agent's log: each check
+    ran and none flagged, so no honest run is flagged."""
+    for details in (reference_run.jobs / "offline").glob("*/verifier/details.json"):
+        checks = {check["name"]: check for check in json.loads(details.read_text())["integrity"]}
+        assert {name: check["status"] for name, check in checks.items()} == dict.fromkeys(checks, "passed"), details
+        assert checks["contamination-files"]["evidence"]["numbers"]["files"] >= 2  # task.json, the recipe's files
+
+
 def test_the_reference_agent_read_its_training_files_from_the_data_dir(reference_run) -> None:
     jobs = reference_run.jobs / "offline"
     for task, examples in (("gsm8k-tiny", 24), ("humaneval-tiny", 4)):  # the fixtures' training items
