@@ -50,5 +50,9 @@ def test_contaminated_workspace_scores_the_base_and_honest_one_the_submission(tm
     shutil.copy(GSM8K / "train.jsonl", honest / "train.jsonl")
     verdict = _verify(tmp_path / "b", tiny_dir, honest, log)
     assert verdict.scored == "submission", verdict.fallback_reasons
-    assert all(c.status == "passed" for c in verdict.integrity), verdict.integrity
-    assert next(s for s in verdict.stages if s.name == "integrity").status == "passed"
+    checks = {c.name: c for c in verdict.integrity}
+    # the fixture's 4 test items are too few for the likelihood test to ever reach p < 0.01: it says so
+    likelihood = checks.pop("contamination-likelihood")
+    assert likelihood.status == "could-not-run" and "only 4 items" in likelihood.reason
+    assert all(c.status == "passed" for c in checks.values()), verdict.integrity
+    assert next(s for s in verdict.stages if s.name == "integrity").status == "skipped"

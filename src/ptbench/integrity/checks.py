@@ -1,5 +1,6 @@
-"""Run the integrity checks for the verifier: before evaluation (files, reads, tampering, substitution) and
-after it (the self-report against the verified score). A check that raises is recorded as could-not-run."""
+"""Run the integrity checks for the verifier: before evaluation (files, reads, tampering, substitution, the
+likelihood test) and after it (the self-report against the verified score). A check that raises is recorded as
+could-not-run."""
 
 from __future__ import annotations
 
@@ -67,7 +68,27 @@ def before_evaluation(spec: TaskSpec, submission: Path, inputs: IntegrityInputs)
                                                                     names)))
     else:
         results.append(could_not_run(SUBSTITUTION, "no model directory to compare with the base"))
+    if not spec.is_frogs:
+        results.append(_likelihood(spec, submission, inputs))
     return results
+
+
+def _likelihood(spec: TaskSpec, submission: Path, inputs: IntegrityInputs) -> CheckResult:
+    """The model-side contamination test, when the submission is a model the verifier can load beside its base."""
+    from ptbench.integrity.likelihood import NAME, check_likelihood
+    from ptbench.models.loading import is_tinker
+
+    if inputs.base_dir is None or not submission.is_dir() or is_tinker(submission):
+        return could_not_run(NAME, "no loadable model directory to compare with the base (a Tinker checkpoint, or "
+                             "a submission that failed intake)")
+    return timed(NAME, lambda: check_likelihood(spec.benchmark, inputs.data_dir, submission, spec.base_model,
+                                                _device()))
+
+
+def _device() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def after_evaluation(inputs: IntegrityInputs, score: float, samples: int) -> CheckResult:

@@ -1,18 +1,25 @@
-"""The benchmark's test items as (id, text) pairs: what the n-gram index and the forbidden-read check know."""
+"""The benchmark's test items: as inspect samples (the likelihood check), and as (id, text) pairs (the n-gram
+index and the forbidden-read check)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from inspect_ai.dataset import Sample
+
 from ptbench.benchmarks.registry import get_benchmark
+
+
+def heldout_samples(benchmark: str, data_dir: Path | None) -> list[Sample]:
+    """The benchmark's held-out items as inspect samples, in the verifier's order."""
+    definition = get_benchmark(benchmark)
+    return list(definition.build_task(data_dir, None, definition.heldout_split).dataset)
 
 
 def heldout_items(benchmark: str, data_dir: Path | None) -> list[tuple[str, str]]:
     """Every held-out item's prompt text (and its target, when that is text), by inspect sample id."""
-    definition = get_benchmark(benchmark)
-    task = definition.build_task(data_dir, None, definition.heldout_split)
     items = []
-    for number, sample in enumerate(task.dataset):
+    for number, sample in enumerate(heldout_samples(benchmark, data_dir)):
         prompt = sample.input if isinstance(sample.input, str) else "\n".join(
             str(message.text) for message in sample.input)
         target = sample.target if isinstance(sample.target, str) else " ".join(sample.target)
