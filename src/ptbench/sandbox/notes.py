@@ -5,7 +5,9 @@ trial's log, and once per Dockerfile to the console."""
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import sys
 from logging import Logger
 from pathlib import Path
@@ -14,12 +16,17 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ptbench.files import read_untrusted, write_model_json
+from ptbench.sandbox.host import sandbox_path
 
 NOTES_FILE = "environment_notes.json"
 _INSTALLER = re.compile(
     r"(^|[\s;&|(])(apt-get|apt|aptitude|dpkg|yum|dnf|apk|pip3?|uv|uvx|pipx|conda|mamba|npm|npx|yarn|pnpm|curl|wget|"
     r"gem|cargo|go)(\s|$)"
 )
+_GUARD = re.compile(r"^command -v ([\w.+-]+) >\s*/dev/null(?: 2>&1)? \|\| (\{[^{}]*\};?|[^;&|]*)")
+_CHAINED = re.compile(r"[;&|]")
+_PTBENCH_WHEEL = "/opt/ptbench/dist/"
+"""Where an exported task's Dockerfile puts ptbench's wheel (`run/image.py`)."""
 _CLIP = 200
 _warned: set[str] = set()
 
@@ -35,7 +42,8 @@ class EnvironmentNotes(BaseModel):
 
 
 def ignored_installs(dockerfile: Path) -> list[str]:
-    """The RUN instructions of a Dockerfile that call an installer or a downloader (continuation lines joined)."""
+    """The RUN instructions of a Dockerfile that call an installer or a downloader (continuation lines joined),
+    except those this host already satisfies (`satisfied_here`)."""
     if not dockerfile.is_file():
         return []
     text = re.sub(r"\\\r?\n", " ", dockerfile.read_text(errors="replace"))
@@ -44,8 +52,19 @@ def ignored_installs(dockerfile: Path) -> list[str]:
         match = re.match(r"^\s*RUN\s+(.*)$", line, re.IGNORECASE)
         if match and _INSTALLER.search(match.group(1)):
             command = " ".join(match.group(1).split())
-            found.append("RUN " + (command if len(command) <= _CLIP else command[: _CLIP - 1] + "…"))
+            if not satisfied_here(command):
+                found.append("RUN " + (command if len(command) <= _CLIP else command[: _CLIP - 1] + "…"))
     return found
+
+
+def satisfied_here(command: str) -> bool:
+    """Whether a RUN step has nothing to add on this host: it installs only when a program is missing
+    (`command -v PROG ... || install`) and the sandbox has PROG, or it installs ptbench from the wheel an exported
+    task carries (the local environment runs this host's ptbench and its venv instead)."""
+    guard = _GUARD.match(command)
+    if guard and not _CHAINED.search(command[guard.end():]):
+        return shutil.which(guard.group(1), path=os.pathsep.join([*sandbox_path(), os.defpath])) is not None
+    return _PTBENCH_WHEEL in command
 
 
 def note_ignored_installs(dockerfile: Path, trial_dir: Path, task: str, logger: Logger) -> None:
