@@ -45,6 +45,7 @@ class TaskSpec(BaseModel):
     tiers: tuple[Tier, ...] = Field((), description="frogs held-out tiers; empty for other benchmarks")
     heldout_count: int = Field(500, gt=0, description="frogs held-out boards (or benchmark item cap)")
     samples_per_item: int = Field(1, ge=1, description="k samples per item for pass@k")
+    max_tokens: int | None = Field(None, gt=0, description="the verifier's cap per answer (None: the benchmark's)")
     seed: int = 0
     allowed_training_data: str = Field("", description="what the agent may train on, stated in the instructions")
     cpus: int = 2

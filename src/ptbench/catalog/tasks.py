@@ -27,6 +27,10 @@ TINY_ITEM_CAP = 20
 
 FROGS_TINY_BOARDS = {"frogs-single": 100, "frogs-multi": 50}
 """Held-out boards of each frogs benchmark's tiny CPU task."""
+FROGS_TINY_MAX_TOKENS = 64
+"""The verifier's cap per answer on the frogs tiny tasks: a tiny-board answer is about 40 tokens, and the tiny base
+model, which never stops on its own, would otherwise fill the frogs benchmark's 4096 (verification alone then took
+longer than the agent's budget on a loaded machine)."""
 
 _TINY = dict(base_model="tiny", budget_hours=TINY_BUDGET_HOURS, device="cpu", cpus=2, memory_mb=4096, gpus=0)
 _GPU = dict(budget_hours=10.0, device="gpu", cpus=8, memory_mb=65536, gpus=1)
@@ -41,7 +45,7 @@ def _frogs_tasks() -> list[TaskSpec]:
         allowed = definition.allowed_training_data
         specs.append(TaskSpec(
             name=f"{benchmark}-tiny", benchmark=benchmark, tiers=("tiny",),
-            heldout_count=FROGS_TINY_BOARDS[benchmark], samples_per_item=1,
+            heldout_count=FROGS_TINY_BOARDS[benchmark], samples_per_item=1, max_tokens=FROGS_TINY_MAX_TOKENS,
             allowed_training_data=allowed, **_TINY,
         ))
         for hinted in (False, True):

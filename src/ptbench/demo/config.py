@@ -16,15 +16,16 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from ptbench.catalog.spec import TaskSpec
+from ptbench.catalog.tasks import FROGS_TINY_MAX_TOKENS
 from ptbench.errors import UserError
 from ptbench.settings import env_name
 
 DEMO_TASK = "frogs-single-tiny"
 DEMO_K = 4
 """Samples per held-out board, as in the original frog task (pass@4)."""
-DEMO_MAX_TOKENS = 64
-"""The verifier's generation cap per answer for both models: a tiny-board answer is about 40 tokens, and
-the tiny base model, which never stops on its own, would otherwise fill the frogs benchmark's 4096."""
+DEMO_MAX_TOKENS = FROGS_TINY_MAX_TOKENS
+"""The verifier's generation cap per answer for both models: the task's own (a `--max-tokens` of the demo
+overrides it for both)."""
 VERIFY_MAX_TOKENS_ENV = env_name("verify_max_tokens")
 """`ptbench verify --max-tokens` from the environment: how the cap reaches the task's test.sh."""
 

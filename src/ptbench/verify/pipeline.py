@@ -115,7 +115,7 @@ def _eval_request(request: VerifyRequest, spec: TaskSpec, benchmark: BenchmarkDe
     return EvalRequest(
         benchmark, split, data_dir, item_limit(spec, request.limit), request.out_dir / INSPECT_DIR,
         task_options(spec, request.spec_path, request.heldout, split, benchmark.heldout_split),
-        resolve_judges(benchmark, request.judges), max_tokens=request.max_tokens,
+        resolve_judges(benchmark, request.judges), max_tokens=request.max_tokens or spec.max_tokens,
     )
 
 
@@ -208,7 +208,8 @@ def _eval_notes(outcome: EvalOutcome) -> list[str]:
     notes = [f"{record.samples} samples, {record.sample_errors} with errors, {record.parse_failures} unparsed answers",
              f"chat template: {record.chat_template}"]
     if outcome.max_tokens_override is not None:
-        notes.append(f"max_tokens overridden to {outcome.max_tokens_override} (--max-tokens): not a standard run")
+        notes.append(f"max_tokens capped at {outcome.max_tokens_override} (--max-tokens or the task's own cap), not "
+                     "the benchmark's")
     return notes
 
 
