@@ -14,7 +14,7 @@ import pytest
 from ptbench.integrity.items import heldout_samples
 from ptbench.integrity.likelihood import check_likelihood, likelihood_result, mean_log_likelihoods
 from ptbench.integrity.perturb import control_text, item_text
-from ptbench.integrity.selftest import finetune_tiny
+from ptbench.models.tiny_instruct import finetune_tiny
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "benchmarks"
 

@@ -32,6 +32,7 @@ def job_config(paths: DemoPaths, task_dir: Path, model_dir: Path, extra_env: dic
     `extra_env` reaches every command in both environments (agent and verifier); `extra_ro` are
     further host paths bound read-only.
     """
+    from ptbench.models.tiny_instruct import ensure_tiny_instruct
     from ptbench.run import jobs
 
     kwargs: dict[str, object] = {"ro_paths": [str(p) for p in extra_ro]}
@@ -39,6 +40,7 @@ def job_config(paths: DemoPaths, task_dir: Path, model_dir: Path, extra_env: dic
         kwargs["sandbox_dir"] = str(paths.sandboxes)
     environment = jobs.with_tiny_model(
         EnvironmentConfig(import_path=LOCAL_ENVIRONMENT, kwargs=kwargs, env=dict(extra_env)), model_dir,
+        ensure_tiny_instruct(),
     )
     return jobs.build_job_config(
         job_name=paths.run, jobs_dir=paths.jobs, tasks=[TaskConfig(path=task_dir.resolve())],

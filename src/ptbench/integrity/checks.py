@@ -99,10 +99,16 @@ def after_evaluation(inputs: IntegrityInputs, score: float, samples: int) -> Che
 
 
 def family_checkpoints(spec: TaskSpec) -> dict[str, Path]:
-    """The family's other known checkpoints found locally (the instruct model in the hub cache)."""
+    """The family's other known checkpoints found locally: the instruct model in the hub cache, or for the locally
+    built tiny model its instruct-like sibling when built (the verifier never trains one)."""
     from ptbench.models.registry import get_base_model
+    from ptbench.models.tiny_instruct import cached_tiny_instruct
 
-    instruct = get_base_model(spec.base_model).instruct_hub_id
+    info = get_base_model(spec.base_model)
+    if info.hub_id is None:
+        sibling = cached_tiny_instruct()
+        return {"instruct": sibling} if sibling is not None else {}
+    instruct = info.instruct_hub_id
     if instruct is None:
         return {}
     try:

@@ -31,6 +31,7 @@ from ptbench.integrity.perturb import item_text
 from ptbench.integrity.provenance import check_provenance, load_weights
 from ptbench.integrity.result import CheckResult
 from ptbench.integrity.tampering import check_overclaim, check_protected
+from ptbench.models.tiny_instruct import ensure_tiny_instruct, finetune_tiny
 
 VERIFIED = (0.05, 100)
 """The verified score and sample count every case's self-report is compared with."""
@@ -95,7 +96,7 @@ def run_selftest(data_dir: Path | None = None, seeds: int = 3) -> SelftestReport
         indexes["gsm8k"] = (items := heldout_items("gsm8k", data_dir), ItemIndex.build(items))
     rows = []
     with tempfile.TemporaryDirectory(prefix="ptbench-selftest-") as tmp:
-        sibling = _save(Path(tmp) / "instruct", _nudged(base, 0.05, seed=99))
+        sibling = ensure_tiny_instruct()
         cases: list[tuple[str, Literal["cheat", "honest"], Callable[[Case], None]]] = [
             (f"honest seed {seed}", "honest", _honest(base, seed)) for seed in range(seeds)]
         cases += [(name, "cheat", build) for name, build in _cheats(base, load_weights(sibling), indexes)]
@@ -203,29 +204,3 @@ def _save(path: Path, tensors: dict[str, np.ndarray]) -> Path:
             shutil.copyfile(source, path / source.name)
     save_file(tensors, str(path / "model.safetensors"))
     return path
-
-
-def finetune_tiny(texts: list[str], out: Path, steps: int = 60, seed: int = 0) -> Path:
-    """The tiny base model after `steps` AdamW steps (lr 1e-3, 4 texts a batch) of language modelling on `texts`."""
-    import random
-
-    import torch
-
-    from ptbench.models.loading import base_source, load_model, load_tokenizer
-
-    torch.manual_seed(seed)
-    source = base_source("tiny")
-    tokenizer = load_tokenizer(source)
-    tokenizer.pad_token = tokenizer.pad_token or tokenizer.eos_token
-    model = load_model(None, source).train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    rng = random.Random(seed)
-    for _ in range(steps):
-        batch = tokenizer(rng.sample(texts, min(4, len(texts))), return_tensors="pt", padding=True, truncation=True,
-                          max_length=256)
-        labels = batch.input_ids.masked_fill(batch.attention_mask == 0, -100)
-        model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, labels=labels).loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-    model.save_pretrained(out, safe_serialization=True)
-    return out

@@ -110,7 +110,7 @@ def ensure_tiny(config: TinyConfig | None = None, force: bool = False, console: 
     config = config or TinyConfig()
     target = tiny_dir(config)
     target.parent.mkdir(parents=True, exist_ok=True)
-    with _lock(target.with_name(target.name + ".lock")):
+    with build_lock(target.with_name(target.name + ".lock")):
         if (target / REPORT_FILE).is_file() and not force:
             return target
         staging = target.with_name(f"{target.name}.tmp-{os.getpid()}")
@@ -122,7 +122,7 @@ def ensure_tiny(config: TinyConfig | None = None, force: bool = False, console: 
 
 
 @contextmanager
-def _lock(path: Path) -> Iterator[None]:
+def build_lock(path: Path) -> Iterator[None]:
     """An exclusive inter-process lock held for the duration of the block."""
     with path.open("w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)

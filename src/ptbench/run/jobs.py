@@ -132,18 +132,19 @@ def uses_tiny_model(task: TaskConfig) -> bool:
     return get_base_model(spec.base_model).local_build is not None
 
 
-def with_tiny_model(environment: EnvironmentConfig, model_dir: Path) -> EnvironmentConfig:
-    """A copy of a local environment config in which the cached tiny model is found instead of rebuilt.
+def with_tiny_model(environment: EnvironmentConfig, *model_dirs: Path) -> EnvironmentConfig:
+    """A copy of a local environment config in which the cached tiny model (and its instruct-like sibling, which
+    the verifier's model-substitution check compares with) is found instead of rebuilt.
 
-    The model dir is bound read-only at its host path (`ro_paths`, kept first) and `PTBENCH_CACHE`
+    The model dirs are bound read-only at their host paths (`ro_paths`, kept first) and `PTBENCH_CACHE`
     names the host cache in `EnvironmentConfig.env`, which reaches every command of the agent's and
     the verifier's environment; `ensure_tiny()` inside then finds the model. Idempotent.
     """
     kwargs = dict(environment.kwargs)
     given = kwargs.get("ro_paths") or []
     ro_paths = [p for p in (given.split(",") if isinstance(given, str) else list(given)) if p]
-    model = str(model_dir.resolve())
-    kwargs["ro_paths"] = [model, *(p for p in ro_paths if p != model)]
+    models = [str(model_dir.resolve()) for model_dir in model_dirs]
+    kwargs["ro_paths"] = [*models, *(p for p in ro_paths if p not in models)]
     env = {**environment.env, env_name("cache"): str(cache_dir().resolve())}
     return environment.model_copy(update={"kwargs": kwargs, "env": env}, deep=True)
 
@@ -168,7 +169,7 @@ def with_task_data(environment: EnvironmentConfig, tasks: list[TaskConfig]) -> E
 
 def _share_tiny_model(environment: EnvironmentConfig, tasks: list[TaskConfig], console: Console) -> EnvironmentConfig:
     """Build the tiny model now and bind it when a task needs it; other environments are told where it comes from."""
-    from ptbench.models import tiny
+    from ptbench.models import tiny, tiny_instruct
 
     names = [task.path.name for task in tasks if uses_tiny_model(task)]
     if not names:
@@ -181,7 +182,11 @@ def _share_tiny_model(environment: EnvironmentConfig, tasks: list[TaskConfig], c
         return environment
     if not (tiny.tiny_dir() / tiny.REPORT_FILE).is_file():
         console.print("building the tiny base model once, before the job (cached for every trial)")
-    return with_tiny_model(environment, tiny.ensure_tiny(console=console))
+    model = tiny.ensure_tiny(console=console)
+    if tiny_instruct.cached_tiny_instruct() is None:
+        console.print("building the tiny model's instruct-like sibling once (~20 s, for the substitution check)",
+                      highlight=False)
+    return with_tiny_model(environment, model, tiny_instruct.ensure_tiny_instruct())
 
 
 def new_job_name(jobs_dir: Path) -> str:
