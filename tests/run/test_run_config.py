@@ -52,12 +52,15 @@ def test_environments():
 
 @pytest.fixture
 def cached_tiny(tmp_path, monkeypatch):
-    """A stand-in for the cached tiny model (no build): ensure_tiny returns it and records each call."""
-    from ptbench.models import tiny
+    """A stand-in for the cached tiny model and its sibling (no build): ensure_tiny returns the model and records each
+    call; the sibling is found at `SIBLING` beside it."""
+    from ptbench.models import tiny, tiny_instruct
 
     cache = tmp_path / "cache"
     model = cache / "models" / tiny.TINY_NAME / "key"
-    model.mkdir(parents=True)
+    sibling = cache / "models" / tiny_instruct.NAME / SIBLING
+    for path in (model, sibling):
+        path.mkdir(parents=True)
     monkeypatch.setenv("PTBENCH_CACHE", str(cache))
     calls: list[Path] = []
 
@@ -66,7 +69,12 @@ def cached_tiny(tmp_path, monkeypatch):
         return model
 
     monkeypatch.setattr(tiny, "ensure_tiny", ensure_tiny)
+    monkeypatch.setattr(tiny_instruct, "ensure_tiny_instruct", lambda *args, **kwargs: sibling)
+    monkeypatch.setattr(tiny_instruct, "cached_tiny_instruct", lambda: sibling)
     return model, calls
+
+
+SIBLING = "sibling-key"
 
 
 def tiny_job(tmp_path, environment, tasks=("frogs-single-tiny",)):
@@ -80,7 +88,8 @@ def test_a_tiny_task_sees_the_cached_model_read_only(tmp_path, cached_tiny):
     model, calls = cached_tiny
     config = tiny_job(tmp_path, jobs.resolve_environment("local"))
     assert calls  # built (or found) before the job starts, not inside a trial's budget
-    assert config.environment.kwargs["ro_paths"] == [str(model.resolve())]
+    sibling = model.parents[1] / "tiny-instruct-v1" / SIBLING  # the substitution check compares with it
+    assert config.environment.kwargs["ro_paths"] == [str(model.resolve()), str(sibling.resolve())]
     # EnvironmentConfig.env reaches the agent's and the verifier's environment alike
     assert config.environment.env["PTBENCH_CACHE"] == str(model.parents[2].resolve())
 
@@ -114,5 +123,6 @@ def test_the_demo_binds_the_tiny_model_with_the_same_function(tmp_path, cached_t
     extra = tmp_path / "recipe.json"
     config = job_config(DemoPaths(work_dir=tmp_path, run="demo"), task_dir, model, {"X": "1"}, [extra])
     assert used
-    assert config.environment.kwargs["ro_paths"] == [str(model.resolve()), str(extra)]
+    sibling = model.parents[1] / "tiny-instruct-v1" / SIBLING
+    assert config.environment.kwargs["ro_paths"] == [str(model.resolve()), str(sibling.resolve()), str(extra)]
     assert config.environment.env == {"PTBENCH_CACHE": str(model.parents[2].resolve()), "X": "1"}
