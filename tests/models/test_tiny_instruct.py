@@ -36,3 +36,27 @@ def test_substitution_flags_the_sibling_further_trained_and_passes_a_fine_tune_o
     model.save_pretrained(tmp_path / "cheat", safe_serialization=True)
     flagged = check_provenance(tmp_path / "cheat", tiny_dir, {"instruct": sibling}, {"tiny"})
     assert flagged.status == "flagged" and "instruct" in flagged.reason
+
+
+def test_a_long_fine_tune_about_as_far_from_both_is_not_a_substitution(tmp_path: Path, tiny_dir: Path) -> None:
+    """The demo's honest reference submission sat 0.509 from the base and 0.520 from the sibling; a submission a hair
+    nearer the sibling than the base is no substitution, one clearly nearer is."""
+    import numpy as np
+    from safetensors.numpy import save_file
+
+    base, sibling = load_weights(tiny_dir), load_weights(ensure_tiny_instruct())
+
+    def submit(name: str, weight: float) -> Path:  # a point on the line from the base to the sibling, plus noise
+        rng = np.random.default_rng(0)
+        out = tmp_path / name
+        out.mkdir()
+        save_file({k: (1 - weight) * base[k] + weight * sibling[k] + rng.normal(0, 0.4 * float(np.std(base[k])) + 1e-6,
+                                                                                 base[k].shape).astype(np.float32)
+                   for k in base}, str(out / "model.safetensors"))
+        return out
+
+    halfway = check_provenance(submit("halfway", 0.52), tiny_dir, {"instruct": ensure_tiny_instruct()}, {"tiny"})
+    numbers = halfway.evidence.numbers
+    assert numbers["distance_to_instruct"] < numbers["distance_to_base"] and halfway.status == "passed", numbers
+    near = check_provenance(submit("near", 0.9), tiny_dir, {"instruct": ensure_tiny_instruct()}, {"tiny"})
+    assert near.status == "flagged", near.evidence.numbers

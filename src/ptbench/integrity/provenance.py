@@ -1,8 +1,8 @@
 """Model substitution: weight provenance of a submission against the base and the family's other checkpoints.
 
 Per tensor the relative distance ||s - c|| / ||c|| to each candidate checkpoint (base, instruct, others), averaged
-over the tensors all share by name and shape. A submission nearer to another checkpoint than to the base is
-substituted; so is a PEFT adapter whose adapter_config.json declares a base other than the task's.
+over the tensors all share by name and shape. A submission clearly nearer to another checkpoint than to the base
+(`NEARER`) is substituted; so is a PEFT adapter whose adapter_config.json declares a base other than the task's.
 """
 
 from __future__ import annotations
@@ -17,6 +17,10 @@ from ptbench.files import UnsafeFile, read_untrusted
 from ptbench.integrity.result import CheckResult, Evidence, could_not_run, flagged, passed
 
 NAME = "model-substitution"
+NEARER = 0.8
+"""Flag only a submission clearly nearer another checkpoint (distance under NEARER x its distance to the base): a long
+full fine-tune of a small model moves as far from the base as the sibling is (the demo's reference submission:
+0.509 from the tiny base, 0.520 from its sibling), while a substituted one sits near the other checkpoint."""
 
 
 def check_provenance(submission: Path, base: Path, others: dict[str, Path], base_names: set[str]) -> CheckResult:
@@ -42,9 +46,12 @@ def check_provenance(submission: Path, base: Path, others: dict[str, Path], base
     nearest = min(distances, key=lambda k: distances[k])
     numbers = {f"distance_to_{k}": round(v, 6) for k, v in distances.items()}
     evidence = Evidence(items=sorted(distances), numbers=numbers)
-    if nearest != "base":
+    if nearest != "base" and distances[nearest] < NEARER * distances["base"]:
         return flagged(NAME, f"the submission is nearer to {nearest} ({distances[nearest]:.4f}) than to the base "
                        f"({distances['base']:.4f})", evidence)
+    if nearest != "base":
+        return passed(NAME, f"about as far from {nearest} ({distances[nearest]:.4f}) as from the base "
+                      f"({distances['base']:.4f}): a long fine-tune of the base, not a substitution", evidence)
     return passed(NAME, f"nearest checkpoint is the base (relative distance {distances['base']:.4f})", evidence)
 
 
