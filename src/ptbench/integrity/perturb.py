@@ -16,6 +16,8 @@ from collections.abc import Callable
 
 from inspect_ai.dataset import Sample
 
+from ptbench.integrity.items import prompt_text, target_text
+
 _NUMBER = re.compile(r"(?<![\w.])\d+(?![\w.]\d)")
 _DEFINED = re.compile(r"\bdef\s+([A-Za-z_]\w*)\s*\(([^)]*)\)")
 _PARAMETER = re.compile(r"^\s*\**([A-Za-z_]\w*)")
@@ -24,14 +26,12 @@ _KEEP = {"self", "cls", "args", "kwargs"}
 
 def item_text(sample: Sample, order: list[int] | None = None) -> str:
     """The item as one text: its prompt, its options (in `order`, default the canonical one) and its answer."""
-    prompt = sample.input if isinstance(sample.input, str) else "\n".join(str(m.text) for m in sample.input)
-    target = sample.target if isinstance(sample.target, str) else " ".join(sample.target)
     choices = list(sample.choices or [])
     if not choices:
-        return f"{prompt}\n{target}"
+        return f"{prompt_text(sample)}\n{target_text(sample)}"
     shown = [choices[i] for i in (order or range(len(choices)))]
     letters = "ABCDEFGHIJ"
-    return "\n".join([prompt, *(f"{letters[k]}) {choice}" for k, choice in enumerate(shown))])
+    return "\n".join([prompt_text(sample), *(f"{letters[k]}) {choice}" for k, choice in enumerate(shown))])
 
 
 def control_text(sample: Sample, seed: int) -> str | None:
