@@ -24,6 +24,8 @@ class IntegrityInputs:
     base_dir: Path | None = None
     instruction: str = ""
     """The task's instruction, whose words an agent's trace quotes (not a read of what they name)."""
+    device: str = "cpu"
+    """The verifier's device ("cpu" or "gpu"), where the likelihood test loads its two models."""
 
 
 def timed(name: str, check: Callable[[], CheckResult]) -> CheckResult:
@@ -76,19 +78,13 @@ def before_evaluation(spec: TaskSpec, submission: Path, inputs: IntegrityInputs)
 def _likelihood(spec: TaskSpec, submission: Path, inputs: IntegrityInputs) -> CheckResult:
     """The model-side contamination test, when the submission is a model the verifier can load beside its base."""
     from ptbench.integrity.likelihood import NAME, check_likelihood
-    from ptbench.models.loading import is_tinker
+    from ptbench.models.loading import is_tinker, torch_device
 
     if inputs.base_dir is None or not submission.is_dir() or is_tinker(submission):
         return could_not_run(NAME, "no loadable model directory to compare with the base (a Tinker checkpoint, or "
                              "a submission that failed intake)")
     return timed(NAME, lambda: check_likelihood(spec.benchmark, inputs.data_dir, submission, spec.base_model,
-                                                _device()))
-
-
-def _device() -> str:
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
+                                                torch_device(inputs.device)))
 
 
 def after_evaluation(inputs: IntegrityInputs, score: float, samples: int) -> CheckResult:

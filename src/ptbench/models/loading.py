@@ -89,6 +89,11 @@ def tokenizer_source(model_dir: Path | None, base: ModelSource) -> ModelSource:
     return base
 
 
+def torch_device(device: str) -> str:
+    """The torch device of a task device ("cpu" or "gpu")."""
+    return "cuda" if device == "gpu" else "cpu"
+
+
 def load_model(model_dir: Path | None, base: ModelSource, device: str = "cpu") -> PreTrainedModel:
     """A causal LM from safetensors: the base (model_dir None), a full model, or base + adapter merged."""
     from transformers import AutoModelForCausalLM

@@ -70,7 +70,7 @@ def verify(request: VerifyRequest, console: Console) -> Verdict:
     device = request.device or spec.device
     try:
         inputs = IntegrityInputs(request.workspace, request.logs, eval_request.data_dir,
-                                 instruction=_instruction(request))
+                                 instruction=_instruction(request), device=device)
         loaded = _choose_model(spec, request.submission, device, verdict, console, inputs)
         outcome = _evaluate(eval_request, loaded, spec, device, verdict, console)
         rescore = _rescore_reason(outcome, inputs, verdict) if verdict.scored == "submission" else None

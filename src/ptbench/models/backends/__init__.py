@@ -24,6 +24,7 @@ from ptbench.models.loading import (
     load_model,
     load_tokenizer,
     tokenizer_source,
+    torch_device,
 )
 from ptbench.models.registry import get_base_model
 from ptbench.models.templates import chat_template
@@ -66,7 +67,7 @@ def load_backend(
         return VLLMBackend(served, tokenizer_source(model_dir, base), template, adapter_dir=adapter)
     from ptbench.models.backends.transformers_backend import TransformersBackend
 
-    model = load_model(model_dir, base, device="cuda" if device == "gpu" else "cpu")
+    model = load_model(model_dir, base, device=torch_device(device))
     tokenizer = load_tokenizer(tokenizer_source(model_dir, base))
     return TransformersBackend(model, tokenizer, template, batch_size=batch_size, threads=threads)
 
