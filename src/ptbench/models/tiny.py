@@ -1,7 +1,7 @@
 """The tiny base model: a small Qwen3-architecture causal LM, built once per build config and cached.
 
 `ensure_tiny()` returns the cached model directory under `cache_dir()/models/tiny-v1/<key>`, building
-it first if needed (under a file lock, into a temporary directory renamed into place). The key hashes
+it first if needed (`build_cached`: under a file lock, into a temporary directory renamed into place). The key hashes
 the build config and the interpreter version (the corpus comes from its standard library). The model
 directory holds config.json, model.safetensors, tokenizer files, generation_config.json and
 `build_report.json`; like a real base model it has no chat template.
@@ -15,7 +15,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -108,21 +108,26 @@ def tiny_dir(config: TinyConfig | None = None) -> Path:
 def ensure_tiny(config: TinyConfig | None = None, force: bool = False, console: Console | None = None) -> Path:
     """The cached tiny model directory, built first if missing (or if `force`)."""
     config = config or TinyConfig()
-    target = tiny_dir(config)
+    return build_cached(tiny_dir(config), lambda out: build_tiny(config, out, console), force)
+
+
+def build_cached(target: Path, build: Callable[[Path], object], force: bool = False) -> Path:
+    """`target`, a cached build holding REPORT_FILE once complete; else `build(staging)` makes it beside it, under an
+    inter-process lock, and it is renamed into place (a crash leaves no half-built target)."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    with build_lock(target.with_name(target.name + ".lock")):
+    with _lock(target.with_name(target.name + ".lock")):
         if (target / REPORT_FILE).is_file() and not force:
             return target
         staging = target.with_name(f"{target.name}.tmp-{os.getpid()}")
         shutil.rmtree(staging, ignore_errors=True)
-        build_tiny(config, staging, console)
+        build(staging)
         shutil.rmtree(target, ignore_errors=True)
         staging.rename(target)
     return target
 
 
 @contextmanager
-def build_lock(path: Path) -> Iterator[None]:
+def _lock(path: Path) -> Iterator[None]:
     """An exclusive inter-process lock held for the duration of the block."""
     with path.open("w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)

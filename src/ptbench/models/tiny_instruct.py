@@ -10,7 +10,6 @@ language-modelling loop both this build and the integrity selftest use.
 from __future__ import annotations
 
 import hashlib
-import os
 import random
 import shutil
 import time
@@ -20,11 +19,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ptbench.files import write_model_json
-from ptbench.models.tiny import build_lock, ensure_tiny, file_sha256, tiny_dir
+from ptbench.models.tiny import REPORT_FILE, build_cached, ensure_tiny, file_sha256, tiny_dir
 from ptbench.paths import cache_dir
 
 NAME = "tiny-instruct-v1"
-REPORT_FILE = "build_report.json"
 
 
 class InstructConfig(BaseModel):
@@ -69,28 +67,22 @@ def cached_tiny_instruct() -> Path | None:
 
 
 def ensure_tiny_instruct(config: InstructConfig | None = None) -> Path:
-    """The cached sibling, built first if missing (under a lock, staged beside its place and renamed into it)."""
+    """The cached sibling, built first if missing (`tiny.build_cached`)."""
     config = config or InstructConfig()
-    target = instruct_dir(config)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with build_lock(target.with_name(target.name + ".lock")):
-        if (target / REPORT_FILE).is_file():
-            return target
-        staging = target.with_name(f"{target.name}.tmp-{os.getpid()}")
-        shutil.rmtree(staging, ignore_errors=True)
-        start = time.monotonic()
-        base = ensure_tiny()
-        finetune_tiny(instructions(config.examples, config.seed), staging, config.steps, config.seed,
-                      config.learning_rate)
-        for source in base.iterdir():  # the tokenizer and generation config, as an instruct release ships them
-            if source.is_file() and not (staging / source.name).exists() and source.name != "build_report.json":
-                shutil.copyfile(source, staging / source.name)
-        write_model_json(staging / REPORT_FILE, InstructReport(
-            key=config.key(), base_key=base.name, config=config, seconds=round(time.monotonic() - start, 1),
-            weights_sha256=file_sha256(staging / "model.safetensors")))
-        shutil.rmtree(target, ignore_errors=True)
-        staging.rename(target)
-    return target
+    return build_cached(instruct_dir(config), lambda out: _build(config, out))
+
+
+def _build(config: InstructConfig, out: Path) -> None:
+    """Train the sibling into `out`, with the tiny model's tokenizer files and a build report."""
+    start = time.monotonic()
+    base = ensure_tiny()
+    finetune_tiny(instructions(config.examples, config.seed), out, config.steps, config.seed, config.learning_rate)
+    for source in base.iterdir():  # the tokenizer and generation config, as an instruct release ships them
+        if source.is_file() and not (out / source.name).exists() and source.name != REPORT_FILE:
+            shutil.copyfile(source, out / source.name)
+    write_model_json(out / REPORT_FILE, InstructReport(
+        key=config.key(), base_key=base.name, config=config, seconds=round(time.monotonic() - start, 1),
+        weights_sha256=file_sha256(out / "model.safetensors")))
 
 
 def instructions(count: int, seed: int) -> list[str]:
