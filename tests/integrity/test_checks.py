@@ -17,7 +17,7 @@ from ptbench.catalog.tasks import get_task
 from ptbench.integrity.contamination_files import check_files
 from ptbench.integrity.forbidden import check_reads
 from ptbench.integrity.items import heldout_items
-from ptbench.integrity.ngrams import ItemIndex
+from ptbench.integrity.ngrams import ItemIndex, ngram_hashes, normalise
 from ptbench.integrity.provenance import check_provenance
 from ptbench.integrity.tampering import check_overclaim, check_protected, protected_hashes
 from ptbench.verify.integrity import integrity_stage
@@ -59,6 +59,26 @@ def test_verbatim_and_renamed_humaneval_in_every_format_is_flagged(tmp_path: Pat
                   "d.parquet!columns"):
         assert piece in where, piece
     assert result.evidence.numbers["items_found"] >= 20
+
+
+@pytest.mark.parametrize("n", [1, 3, 5, 8, 13])
+def test_ngram_hashes_are_one_polynomial_per_word_window_for_any_n(n: int) -> None:
+    words = "alpha beta gamma delta 42 epsilon zeta eta theta iota kappa lambda mu nu xi omicron".split()
+    hashes = ngram_hashes(normalise(" ".join(words).encode()), n)
+    assert len(hashes) == len(words) - n + 1
+    for k in range(len(hashes)):  # the window's hash does not depend on where it sits or what surrounds it
+        assert hashes[k] == ngram_hashes(normalise(" ".join(words[k:k + n]).encode()), n)[0]
+    assert len(set(hashes.tolist())) == len(hashes)
+
+
+def test_base64_run_at_the_end_of_a_file_with_padding_is_decoded(tmp_path: Path, humaneval) -> None:
+    index, items = humaneval
+    blob = base64.b64encode("\n".join(text for _, text in items[:6]).encode() + b"x")  # padded with =
+    assert blob.endswith(b"=")
+    (tmp_path / "notes.txt").write_bytes(b"see below\n" + blob)
+    result = check_files(index, [tmp_path])
+    assert result.status == "flagged", result
+    assert all(":base64@10" in line for line in result.evidence.items)
 
 
 def test_honest_training_data_passes_and_links_are_not_followed(tmp_path: Path, humaneval) -> None:

@@ -20,7 +20,7 @@ _P = np.uint64(1_000_003)
 _WORD_MIX = np.uint64(0x9E3779B97F4A7C15)
 _LENGTH_MIX = np.uint64(0xC2B2AE3D27D4EB4F)
 _MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
-_SCREEN_SHIFT = np.uint64(40)
+_SCREEN_SHIFT = np.uint64(42)
 _ESCAPES = (b"\\n", b"\\t", b"\\r", b'\\"', b"\\'", b"\\\\")
 _TABLE = bytes(
     (b + 32 if 65 <= b <= 90 else b) if (48 <= b <= 57 or 65 <= b <= 90 or 97 <= b <= 122 or b >= 128) else 32
@@ -43,21 +43,38 @@ def ngram_hashes(arr: np.ndarray, n: int = NGRAM) -> np.ndarray:
     n-gram's hash is a polynomial in its words' fingerprints, mod 2^64. Work per byte is a few vector compares.
     """
     space = arr == 32
-    starts = np.flatnonzero(space[:-1] & ~space[1:]) + 1
+    # the text opens with a space and closes with spaces, so its edges alternate: a word's start, its end
+    edges = np.flatnonzero(space[:-1] != space[1:]) + 1
+    starts, ends = edges[0::2], edges[1::2]
     if len(starts) < n:
         return np.empty(0, dtype=np.uint64)
-    ends = np.flatnonzero(~space[:-1] & space[1:]) + 1
     lengths = (ends - starts).astype(np.uint64)
     view = np.ndarray(shape=(len(arr) - 7,), dtype="<u8", buffer=arr.data, strides=(1,))
     with np.errstate(over="ignore"):
         words = (view[starts] & _MASKS[np.minimum(lengths, 8)]) ^ (lengths * _LENGTH_MIX)
         words *= _WORD_MIX
-        count = len(words) - n + 1
-        hashes = words[:count].copy()
-        for k in range(1, n):
-            hashes *= _P
-            hashes += words[k:k + count]
-    return hashes
+        return _polynomial(words, n)
+
+
+def _polynomial(words: np.ndarray, n: int) -> np.ndarray:
+    """sum_j words[k+j] * P^(n-1-j) mod 2^64 for every k, in O(log n) passes: blocks of 1, 2, 4... words are
+    built by doubling and the ones in n's binary expansion joined (a block of m at k, then one at k + m)."""
+    result: np.ndarray | None = None
+    done, block, size, left = 0, words, 1, n
+    while True:
+        if left & 1:
+            if result is None:
+                result, done = block, size
+            else:
+                count = len(words) - done - size + 1
+                result = result[:count] * _P ** np.uint64(size) + block[done:done + count]
+                done += size
+        left >>= 1
+        if not left:
+            return result[:len(words) - n + 1] if result is not None else words[:0]
+        count = len(words) - 2 * size + 1
+        block = block[:count] * _P ** np.uint64(size) + block[size:size + count]
+        size *= 2
 
 
 def chunks(data: bytes, size: int = CHUNK, n: int = NGRAM) -> list[np.ndarray]:
