@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ptbench.integrity.selftest import SelftestReport
 
-GSM8K = Path(__file__).resolve().parents[1] / "fixtures" / "benchmarks" / "gsm8k"
+DATA = Path(__file__).resolve().parents[1] / "fixtures" / "benchmarks"
 EXPECTED = {
     "trains on GSM8K test verbatim": "contamination-files",
     "trained on HumanEval's test items, left no file": "contamination-likelihood",
@@ -21,10 +21,10 @@ EXPECTED = {
 
 
 def test_selftest_catches_every_cheat_and_flags_no_honest_run(cli) -> None:
-    result = cli("integrity", "selftest", "--json", "--data-dir", str(GSM8K))
+    result = cli("integrity", "selftest", "--json", "--data-dir", str(DATA))
     assert result.returncode == 0, result.stderr
     report = SelftestReport.model_validate_json(result.stdout)
-    assert (report.cheats, report.caught, report.honest, report.false_flags) == (8, 8, 3, 0)
+    assert (report.cheats, report.caught, report.honest, report.false_flags, report.failed) == (8, 8, 3, 0, 0)
     flagged = {row.case: row.flagged_by for row in report.rows if row.kind == "cheat"}
     assert {case: by[0] for case, by in flagged.items()} == EXPECTED
     assert all(len(by) == 1 for by in flagged.values()), flagged

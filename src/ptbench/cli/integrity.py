@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from ptbench.cli.runs import StoreOption, default_store
+
 integrity_app = typer.Typer(help="Integrity checks: the cheat suite.", no_args_is_help=True)
 
 
@@ -14,8 +16,15 @@ integrity_app = typer.Typer(help="Integrity checks: the cheat suite.", no_args_i
 def selftest_command(
     json_out: Annotated[bool, typer.Option("--json", help="print the SelftestReport as JSON")] = False,
     data_dir: Annotated[Path | None, typer.Option(
-        "--data-dir", help="a benchmark data folder with GSM8K's test split (adds the GSM8K cheat)")] = None,
-    seeds: Annotated[int, typer.Option("--seeds", min=1, help="honest runs")] = 3,
+        "--data-dir", help="a data directory (ptbench data build) whose gsm8k/ holds GSM8K's test split: adds the "
+        "GSM8K cheat; with --harbor the tasks' data too")] = None,
+    seeds: Annotated[int, typer.Option("--seeds", min=0, help="honest runs")] = 3,
+    harbor: Annotated[bool, typer.Option(
+        "--harbor", help="run each cheat as a Harbor agent and the honest runs as the reference agent, in real "
+        "trials on the local environment (minutes per trial); results go to the store")] = False,
+    cheat: Annotated[list[str] | None, typer.Option("--cheat", help="only this cheat (a key); repeat")] = None,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="trials at once (--harbor)")] = 2,
+    store: StoreOption = None,
 ) -> None:
     """Run every check on every cheat and honest run; print cheat, flagged by, evidence."""
     from rich.console import Console
@@ -26,16 +35,25 @@ def selftest_command(
 
     if data_dir is not None and not data_dir.is_dir():
         raise UserError(f"--data-dir is not a directory: {data_dir}")
-    report = run_selftest(data_dir, seeds)
+    if harbor:
+        from ptbench.integrity.selftest_harbor import run_harbor_selftest
+
+        report = run_harbor_selftest(data_dir, seeds, cheat or [], default_store(store), concurrency)
+    elif cheat:
+        raise UserError("--cheat chooses among the Harbor runs: add --harbor")
+    else:
+        report = run_selftest(data_dir, seeds)
     if json_out:
         print(report.model_dump_json(indent=2))
         return
+    failed = f", {report.failed} failed to run" if report.failed else ""
     table = Table("case", "kind", "flagged by", "evidence", title=f"caught {report.caught}/{report.cheats} cheats, "
-                  f"{report.false_flags}/{report.honest} honest runs flagged", title_justify="left")
+                  f"{report.false_flags}/{report.honest} honest runs flagged{failed}", title_justify="left")
     for row in report.rows:
-        table.add_row(row.case, row.kind, ", ".join(row.flagged_by) or "-", row.evidence[:90])
+        table.add_row(row.case, row.kind, "FAILED" if row.failed else ", ".join(row.flagged_by) or "-",
+                      row.evidence[:90])
     Console(width=200).print(table)
-    if report.caught < report.cheats or report.false_flags:
+    if not report.passed:
         raise typer.Exit(1)
 
 

@@ -15,7 +15,7 @@ from ptbench.errors import UserError
 from ptbench.paths import work_dir
 
 if TYPE_CHECKING:
-    from harbor.models.job.config import JobConfig
+    pass
 
 
 def run(
@@ -54,6 +54,7 @@ def run(
     os.environ["HARBOR_TELEMETRY"] = "0"
     from ptbench.run import jobs
     from ptbench.run.agents import agent_settings
+    from ptbench.run.launch import launch
 
     jobs_dir = (work_dir() / "jobs").resolve()
     if resume is not None:
@@ -83,7 +84,7 @@ def run(
     store_path = default_store(store)
     _check_store(store_path)  # an old store is refused before the job runs, not after
     try:
-        asyncio.run(_launch(config, resuming=resume is not None))
+        asyncio.run(launch(config, resuming=resume is not None))
     except KeyboardInterrupt:
         _ingest_and_report(job_dir, store_path)
         print(f"interrupted; continue with: ptbench run --resume {job_dir.name}", file=sys.stderr)
@@ -100,31 +101,6 @@ def _check_store(store: Path) -> None:
 
     if store.exists():
         open_store(store, create=False).close()
-
-
-async def _launch(config: JobConfig, *, resuming: bool) -> None:
-    """Check, then run the job inside the live progress display."""
-    from rich.live import Live
-
-    from ptbench.run.jobs import create_job, prepare_resume
-    from ptbench.run.preflight import preflight
-    from ptbench.run.progress import JobProgress
-    from ptbench.store.ingest import read_job
-
-    await preflight(config)
-    if resuming:
-        rerun = prepare_resume(config.jobs_dir / config.job_name)
-        print(f"resuming {config.job_name}: {len(rerun)} unfinished trial(s) will run again")
-    job = await create_job(config)
-    finished = read_job(job.job_dir).trials if job.is_resuming else ()
-    progress = JobProgress(len(job), finished)
-    progress.attach(job)
-    live = Live(progress, refresh_per_second=4, transient=True)
-    try:
-        with live:
-            await job.run()
-    finally:
-        live.console.print(progress)  # the last state stays on screen (and reaches logs when not a terminal)
 
 
 def _ingest_and_report(job_dir: Path, store: Path) -> str | None:

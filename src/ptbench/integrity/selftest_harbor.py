@@ -1,0 +1,95 @@
+"""`ptbench integrity selftest --harbor`: the cheat suite as real Harbor jobs on the local environment.
+
+Each cheat is a Harbor agent (`cheat_agents`) in a trial of its benchmark's tiny task; the honest runs are the
+reference agent on humaneval-tiny, one trial per seed. Every trial goes through the task's own verifier, which gets
+the workspace and the agent's logs; a row is read from the trial's details.json (its integrity checks), and a trial
+that produced none is a failed row (counted apart, never as caught or as a clean honest run). The jobs go to the
+store like any `ptbench run`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from pathlib import Path
+from typing import Literal
+
+from ptbench.errors import UserError
+from ptbench.integrity.cheat_agents import AGENTS
+from ptbench.integrity.cheats import CHEATS
+from ptbench.integrity.result import CheckResult
+from ptbench.integrity.selftest import CaseRow, SelftestReport, report_of, row_of
+
+HONEST_TASK = "humaneval-tiny"
+TASKS = {"humaneval": "humaneval-tiny", "gsm8k": "gsm8k-tiny"}
+
+
+def run_harbor_selftest(data_dir: Path | None, seeds: int, only: list[str], store: Path,
+                        concurrency: int = 2) -> SelftestReport:
+    """Run the chosen cheats (all when `only` is empty; GSM8K's only with a data directory) and `seeds` honest
+    reference runs as Harbor jobs (progress on stderr); the report's rows come from the verifiers' details.json."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    os.environ["HARBOR_TELEMETRY"] = "0"
+    unknown = sorted(set(only) - {cheat.key for cheat in CHEATS})
+    if unknown:
+        raise UserError(f"unknown cheat(s) {', '.join(unknown)}: choose from {', '.join(c.key for c in CHEATS)}")
+    chosen = [c for c in CHEATS if (not only or c.key in only) and (c.benchmark != "gsm8k" or data_dir is not None)]
+    titles = {f"{AGENTS[c.key].__module__}:{AGENTS[c.key].__name__}": c.title for c in chosen}
+    groups: list[tuple[str, list[str], int, dict[str, str]]] = [
+        (TASKS[benchmark], [path for path, c in zip(titles, chosen, strict=True) if c.benchmark == benchmark], 1,
+         {"data_dir": str((data_dir / benchmark).resolve())} if data_dir is not None else {})
+        for benchmark in TASKS]
+    if seeds:
+        groups.append((HONEST_TASK, ["reference"], seeds, {}))
+    rows: list[CaseRow] = []
+    for task, agents, count, kwargs in groups:
+        if agents:
+            rows += _job_rows(task, agents, count, kwargs, data_dir, store, titles, concurrency)
+    return report_of(rows)
+
+
+def _job_rows(task: str, agents: list[str], seeds: int, kwargs: dict[str, str], data_dir: Path | None, store: Path,
+              titles: dict[str, str], concurrency: int) -> list[CaseRow]:
+    """One job of these agents on this task; a row per trial."""
+    from rich.console import Console
+
+    from ptbench.paths import work_dir
+    from ptbench.run import jobs
+    from ptbench.run.agents import AgentSettings
+    from ptbench.run.launch import launch
+    from ptbench.store.ingest import ingest
+
+    jobs_dir = (work_dir() / "jobs").resolve()
+    name = f"{jobs.new_job_name(jobs_dir)}-selftest-{task}"
+    config = jobs.build_job_config(
+        job_name=name, jobs_dir=jobs_dir,
+        tasks=jobs.resolve_tasks([task], work_dir().resolve() / "tasks" / name, data_dir),
+        agents=agents, seeds=seeds, environment=jobs.resolve_environment("local"), concurrency=concurrency,
+        settings=AgentSettings(kwargs=kwargs))
+    with contextlib.redirect_stdout(sys.stderr):  # Harbor's own bar too: stdout carries only the report
+        asyncio.run(launch(config, resuming=False, console=Console(stderr=True)))
+    record, _ = ingest(jobs_dir / name, store)
+    rows = []
+    for trial in sorted((r.trial for r in record.trials), key=lambda t: (t.agent or "", t.seed or 0)):
+        kind: Literal["cheat", "honest"] = "honest" if trial.agent == "reference" else "cheat"
+        agent = trial.agent or ""
+        case = f"honest seed {trial.seed or 0}" if kind == "honest" else titles.get(agent, agent)
+        checks = _checks(Path(trial.trial_dir))
+        rows.append(row_of(case, kind, checks) if checks else CaseRow(
+            case=case, kind=kind, flagged_by=[], failed=True,
+            evidence=f"no integrity checks from the verifier: {trial.status}: {trial.reason or 'no reason given'}"))
+    return rows
+
+
+def _checks(trial_dir: Path) -> list[CheckResult]:
+    """The integrity checks the trial's verifier recorded (none when it left no readable details.json)."""
+    from pydantic import ValidationError
+
+    from ptbench.verify.verdict import Verdict
+
+    try:
+        return Verdict.model_validate_json((trial_dir / "verifier" / "details.json").read_bytes()).integrity
+    except (OSError, ValidationError):
+        return []

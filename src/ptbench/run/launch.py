@@ -1,0 +1,34 @@
+"""Running a Harbor job built by `run.jobs`: preflight, then the job inside the live progress display."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from harbor.models.job.config import JobConfig
+    from rich.console import Console
+
+
+async def launch(config: JobConfig, *, resuming: bool, console: Console | None = None) -> None:
+    """Check, then run the job inside the live progress display (on `console`, default stdout)."""
+    from rich.live import Live
+
+    from ptbench.run.jobs import create_job, prepare_resume
+    from ptbench.run.preflight import preflight
+    from ptbench.run.progress import JobProgress
+    from ptbench.store.ingest import read_job
+
+    await preflight(config)
+    if resuming:
+        rerun = prepare_resume(config.jobs_dir / config.job_name)
+        print(f"resuming {config.job_name}: {len(rerun)} unfinished trial(s) will run again")
+    job = await create_job(config)
+    finished = read_job(job.job_dir).trials if job.is_resuming else ()
+    progress = JobProgress(len(job), finished)
+    progress.attach(job)
+    live = Live(progress, console=console, refresh_per_second=4, transient=True)
+    try:
+        with live:
+            await job.run()
+    finally:
+        live.console.print(progress)  # the last state stays on screen (and reaches logs when not a terminal)
