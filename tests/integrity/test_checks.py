@@ -217,8 +217,9 @@ def test_the_rules_name_every_check(task: str) -> None:
 
     text = render_instruction(get_task(task))
     for words in ("contamination in files and logs", "forbidden reads", "tampering", "model substitution",
-                  "results.json", "8-grams"):
+                  "results.json", "8-grams", "LLM judge"):
         assert words in text, words
+    assert ("contamination in the model" in text) == (not get_task(task).is_frogs)
 
 
 def test_non_finite_weights_could_not_run(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """Run the integrity checks for the verifier: before evaluation (files, reads, tampering, substitution, the
-likelihood test) and after it (the self-report against the verified score). A check that raises is recorded as
-could-not-run."""
+likelihood test, then the optional LLM judge, which sees the others' results) and after it (the self-report against
+the verified score). A check that raises is recorded as could-not-run."""
 
 from __future__ import annotations
 
@@ -26,6 +26,8 @@ class IntegrityInputs:
     """The task's instruction, whose words an agent's trace quotes (not a read of what they name)."""
     device: str = "cpu"
     """The verifier's device ("cpu" or "gpu"), where the likelihood test loads its two models."""
+    judge_model: str | None = None
+    """The inspect model of the optional LLM judge (None: no judge)."""
 
 
 def timed(name: str, check: Callable[[], CheckResult]) -> CheckResult:
@@ -72,6 +74,12 @@ def before_evaluation(spec: TaskSpec, submission: Path, inputs: IntegrityInputs)
         results.append(could_not_run(SUBSTITUTION, "no model directory to compare with the base"))
     if not spec.is_frogs:
         results.append(_likelihood(spec, submission, inputs))
+    if inputs.judge_model is not None:
+        from ptbench.integrity.judge import NAME as JUDGE
+        from ptbench.integrity.judge import check_judge
+
+        judge, others = inputs.judge_model, list(results)
+        results.append(timed(JUDGE, lambda: check_judge(judge, spec.benchmark, roots, others, [submission])))
     return results
 
 

@@ -1,7 +1,9 @@
-"""Judge models for benchmarks graded by a model (Arena-Hard's "judge", HealthBench's "grader").
+"""Judge models for benchmarks graded by a model (Arena-Hard's "judge", HealthBench's "grader"), and the integrity
+checks' optional LLM judge (role `integrity`, any benchmark).
 
-Each role is bound to an inspect model name: `--judge ROLE=PROVIDER/MODEL`, else $PTBENCH_JUDGE_MODEL,
-else PostTrainBench's judge, gpt-5-mini through the openai provider (which reads OPENAI_API_KEY).
+Each benchmark role is bound to an inspect model name: `--judge ROLE=PROVIDER/MODEL`, else $PTBENCH_JUDGE_MODEL,
+else PostTrainBench's judge, gpt-5-mini through the openai provider (which reads OPENAI_API_KEY). The integrity
+judge runs only when bound (`--judge integrity=PROVIDER/MODEL`).
 """
 
 from __future__ import annotations
@@ -12,15 +14,32 @@ from ptbench.settings import env_name, settings
 
 DEFAULT_JUDGE = "openai/gpt-5-mini"
 JUDGE_ENV = env_name("judge_model")
+INTEGRITY_ROLE = "integrity"
 
 
-def resolve_judges(benchmark: BenchmarkDef, given: list[str]) -> dict[str, str]:
-    """role -> inspect model name for every judge role of the benchmark; unknown roles are a UserError."""
-    chosen: dict[str, str] = {}
+def _bindings(given: list[str]) -> list[tuple[str, str]]:
+    """(role, model) of each `--judge ROLE=PROVIDER/MODEL`; a malformed one is a UserError."""
+    bindings = []
     for item in given:
         role, sep, model = item.partition("=")
         if not sep or not role or "/" not in model:
             raise UserError(f"--judge expects ROLE=PROVIDER/MODEL, got {item!r}")
+        bindings.append((role, model))
+    return bindings
+
+
+def integrity_judge(given: list[str]) -> str | None:
+    """The model bound to the integrity judge role, if any."""
+    return next((model for role, model in _bindings(given) if role == INTEGRITY_ROLE), None)
+
+
+def resolve_judges(benchmark: BenchmarkDef, given: list[str]) -> dict[str, str]:
+    """role -> inspect model name for every judge role of the benchmark (the integrity role aside); unknown roles
+    are a UserError."""
+    chosen: dict[str, str] = {}
+    for role, model in _bindings(given):
+        if role == INTEGRITY_ROLE:
+            continue
         if role not in benchmark.judge_roles:
             roles = ", ".join(benchmark.judge_roles) or "none"
             raise UserError(f"{benchmark.name} has no judge role {role!r} (its roles: {roles})")

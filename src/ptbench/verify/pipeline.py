@@ -27,7 +27,7 @@ from ptbench.errors import UserError
 from ptbench.integrity.checks import IntegrityInputs, after_evaluation, before_evaluation
 from ptbench.verify.inspect_run import EvalOutcome, EvalRequest, run_evaluation
 from ptbench.verify.integrity import integrity_stage
-from ptbench.verify.judges import resolve_judges
+from ptbench.verify.judges import integrity_judge, resolve_judges
 from ptbench.verify.loading import LoadedModel, load_base, load_submission
 from ptbench.verify.task_options import item_limit, task_options
 from ptbench.verify.verdict import RewardFile, StageRecord, Verdict
@@ -70,7 +70,8 @@ def verify(request: VerifyRequest, console: Console) -> Verdict:
     device = request.device or spec.device
     try:
         inputs = IntegrityInputs(request.workspace, request.logs, eval_request.data_dir,
-                                 instruction=_instruction(request), device=device)
+                                 instruction=_instruction(request), device=device,
+                                 judge_model=integrity_judge(request.judges))
         loaded = _choose_model(spec, request.submission, device, verdict, console, inputs)
         outcome = _evaluate(eval_request, loaded, spec, device, verdict, console)
         rescore = _rescore_reason(outcome, inputs, verdict) if verdict.scored == "submission" else None
