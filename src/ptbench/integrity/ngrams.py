@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 NGRAM = 8
-CHUNK = 8 << 20
+CHUNK = 2 << 20
 _P = np.uint64(1_000_003)
 _WORD_MIX = np.uint64(0x9E3779B97F4A7C15)
 _LENGTH_MIX = np.uint64(0xC2B2AE3D27D4EB4F)
