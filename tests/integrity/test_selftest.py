@@ -21,7 +21,7 @@ EXPECTED = {
 
 
 def test_selftest_catches_every_cheat_and_flags_no_honest_run(cli) -> None:
-    result = cli("integrity", "selftest", "--json", "--data-dir", str(DATA))
+    result = cli("integrity", "selftest", "--quick", "--json", "--data-dir", str(DATA))
     assert result.returncode == 0, result.stderr
     report = SelftestReport.model_validate_json(result.stdout)
     assert (report.cheats, report.caught, report.honest, report.false_flags, report.failed) == (8, 8, 3, 0, 0)
@@ -32,8 +32,12 @@ def test_selftest_catches_every_cheat_and_flags_no_honest_run(cli) -> None:
 
 
 def test_selftest_table_and_bad_data_dir(cli, tmp_path: Path) -> None:
-    result = cli("integrity", "selftest", "--seeds", "1")
+    result = cli("integrity", "selftest", "--quick", "--seeds", "1")
     assert result.returncode == 0, result.stderr
     assert "caught 7/7 cheats, 0/1 honest runs flagged" in result.stdout
-    bad = cli("integrity", "selftest", "--data-dir", str(tmp_path / "missing"))
-    assert bad.returncode == 2 and bad.stderr.strip().startswith("error:") and len(bad.stderr.strip().splitlines()) == 1
+    for args in (["--quick", "--data-dir", str(tmp_path / "missing")],  # no such directory
+                 ["--seeds", "1"],  # real honest runs need their training data
+                 ["--quick", "--cheat", "no-such-cheat"]):
+        bad = cli("integrity", "selftest", *args)
+        assert bad.returncode == 2, (args, bad.stderr)
+        assert bad.stderr.strip().startswith("error:") and len(bad.stderr.strip().splitlines()) == 1, bad.stderr

@@ -16,17 +16,18 @@ integrity_app = typer.Typer(help="Integrity checks: the cheat suite.", no_args_i
 def selftest_command(
     json_out: Annotated[bool, typer.Option("--json", help="print the SelftestReport as JSON")] = False,
     data_dir: Annotated[Path | None, typer.Option(
-        "--data-dir", help="a data directory (ptbench data build) whose gsm8k/ holds GSM8K's test split: adds the "
-        "GSM8K cheat; with --harbor the tasks' data too")] = None,
+        "--data-dir", help="a data directory (ptbench data build): the tasks' data (the honest runs train on it) "
+        "and GSM8K's test split, which adds the GSM8K cheat")] = None,
     seeds: Annotated[int, typer.Option("--seeds", min=0, help="honest runs")] = 3,
-    harbor: Annotated[bool, typer.Option(
-        "--harbor", help="run each cheat as a Harbor agent and the honest runs as the reference agent, in real "
-        "trials on the local environment (minutes per trial); results go to the store")] = False,
+    quick: Annotated[bool, typer.Option(
+        "--quick", help="no Harbor trials: apply each cheat to a directory standing in for a run's leftovers and "
+        "run the checks on it (about a minute in all)")] = False,
     cheat: Annotated[list[str] | None, typer.Option("--cheat", help="only this cheat (a key); repeat")] = None,
-    concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="trials at once (--harbor)")] = 2,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="trials at once")] = 2,
     store: StoreOption = None,
 ) -> None:
-    """Run every check on every cheat and honest run; print cheat, flagged by, evidence."""
+    """Run every cheat agent and the honest reference agent (one trial per seed) as real Harbor trials on the local
+    environment, each verified by its task's verifier; print cheat, flagged by, evidence. Results go to the store."""
     from rich.console import Console
     from rich.table import Table
 
@@ -35,14 +36,14 @@ def selftest_command(
 
     if data_dir is not None and not data_dir.is_dir():
         raise UserError(f"--data-dir is not a directory: {data_dir}")
-    if harbor:
+    if quick:
+        report = run_selftest(data_dir, seeds, cheat or [])
+    else:
+        if seeds and data_dir is None:
+            raise UserError("the honest reference runs train on the tasks' data: give --data-dir, or --seeds 0")
         from ptbench.integrity.selftest_harbor import run_harbor_selftest
 
         report = run_harbor_selftest(data_dir, seeds, cheat or [], default_store(store), concurrency)
-    elif cheat:
-        raise UserError("--cheat chooses among the Harbor runs: add --harbor")
-    else:
-        report = run_selftest(data_dir, seeds)
     if json_out:
         print(report.model_dump_json(indent=2))
         return

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ptbench.errors import UserError
 from ptbench.integrity.items import heldout_items, heldout_samples
 from ptbench.integrity.perturb import item_text
 
@@ -76,3 +77,11 @@ CHEATS: tuple[Cheat, ...] = (
           commands=("cat /logs/verifier/details.json /tests/task.json || true",)),
 )
 CHEATS_BY_KEY = {cheat.key: cheat for cheat in CHEATS}
+
+
+def chosen_cheats(only: list[str], with_gsm8k: bool) -> list[Cheat]:
+    """The cheats named in `only` (all when empty); GSM8K's only `with_gsm8k` (its test split at hand)."""
+    unknown = sorted(set(only) - set(CHEATS_BY_KEY))
+    if unknown:
+        raise UserError(f"unknown cheat(s) {', '.join(unknown)}: choose from {', '.join(CHEATS_BY_KEY)}")
+    return [c for c in CHEATS if (not only or c.key in only) and (c.benchmark != "gsm8k" or with_gsm8k)]

