@@ -2,6 +2,7 @@
 
 `write_atomic` / `write_model_json`: every file ptbench owns is written to a temporary file in the same
 directory, fsynced, then renamed over the target, so a reader sees the old file or the new one, never half.
+`staged_dir`: the same for a directory (an exported task, a data directory, a report, a model).
 
 `read_untrusted`: a file someone else may control (an agent's or a verifier's output) is opened without
 following a symlink, must be a regular file (a FIFO or device is refused without blocking) and at most
@@ -14,8 +15,11 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import stat
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +50,24 @@ def write_atomic(path: Path | str, data: bytes | str, mode: int = 0o644) -> None
         except FileNotFoundError:
             pass
         raise
+
+
+@contextmanager
+def staged_dir(dest: Path, mode: int = 0o755) -> Iterator[Path]:
+    """A new directory beside `dest` to build in: when the block ends normally it replaces `dest` (a directory, file
+    or link there is removed first); when it raises, it is removed and `dest` is untouched."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+    try:
+        staging.chmod(mode)
+        yield staging
+        if dest.is_symlink() or dest.is_file():
+            dest.unlink()
+        elif dest.exists():
+            shutil.rmtree(dest)
+        staging.rename(dest)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def write_model_json(path: Path | str, model: BaseModel) -> None:

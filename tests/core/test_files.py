@@ -14,6 +14,7 @@ from ptbench.files import (
     file_inside,
     read_untrusted,
     read_untrusted_text,
+    staged_dir,
     write_atomic,
     write_json,
     write_model_json,
@@ -120,3 +121,24 @@ def test_file_inside_takes_only_plain_files_inside_the_dir_reached_without_links
                           ("inspect", "not a plain file"), ("missing.eval", "not found")):
         with pytest.raises(UnsafeFile, match=reason):
             file_inside(root, named)
+
+
+def test_staged_dir_replaces_a_dir_or_link_only_when_the_build_ends(tmp_path: Path) -> None:
+    dest = tmp_path / "out"
+    dest.mkdir()
+    (dest / "old.txt").write_text("old")
+    with pytest.raises(RuntimeError), staged_dir(dest) as staging:
+        (staging / "half.txt").write_text("half")
+        raise RuntimeError("build failed")
+    assert [p.name for p in tmp_path.iterdir()] == ["out"] and (dest / "old.txt").read_text() == "old"
+    with staged_dir(dest) as staging:
+        (staging / "new.txt").write_text("new")
+        assert not (dest / "new.txt").exists()  # nobody sees the new one before it is complete
+    assert sorted(p.name for p in dest.iterdir()) == ["new.txt"] and oct(dest.stat().st_mode & 0o777) == "0o755"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(elsewhere)
+    with staged_dir(link) as staging:
+        (staging / "x").write_text("x")
+    assert not link.is_symlink() and (link / "x").is_file() and list(elsewhere.iterdir()) == []

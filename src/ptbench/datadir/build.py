@@ -7,8 +7,6 @@ into an existing data directory adds or refreshes only that one).
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -29,7 +27,7 @@ from ptbench.datadir.manifest import (
 from ptbench.datadir.pieces import DATA_BENCHMARKS, LOCAL_NAMES, Piece, pieces
 from ptbench.datadir.sources import Fetched, Missing, Network, encode_records, fetch
 from ptbench.errors import UserError
-from ptbench.files import write_atomic
+from ptbench.files import staged_dir, write_atomic
 
 
 def data_benchmarks(names: list[str]) -> list[str]:
@@ -90,11 +88,10 @@ def _existing(out: Path) -> DataManifest:
 def _build_benchmark(benchmark: str, todo: list[Piece], out: Path, local_dir: Path | None, network: Network,
                      starting: Callable[[Piece], None],
                      done: Callable[[], None]) -> tuple[list[DataFile], list[MissingPiece]]:
-    staging = Path(tempfile.mkdtemp(prefix=f".{benchmark}.", dir=out))
-    try:
-        fetched: dict[str, Fetched] = {}
-        files: list[DataFile] = []
-        missing: list[MissingPiece] = []
+    fetched: dict[str, Fetched] = {}
+    files: list[DataFile] = []
+    missing: list[MissingPiece] = []
+    with staged_dir(out / benchmark) as staging:
         for piece in todo:
             starting(piece)
             try:
@@ -102,13 +99,6 @@ def _build_benchmark(benchmark: str, todo: list[Piece], out: Path, local_dir: Pa
             except Missing as exc:
                 missing.append(MissingPiece(benchmark=benchmark, role=piece.role, name=piece.name, reason=str(exc)))
             done()
-        dest = out / benchmark
-        if dest.exists():
-            shutil.rmtree(dest)
-        staging.rename(dest)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     return files, missing
 
 

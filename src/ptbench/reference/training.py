@@ -8,13 +8,12 @@ training. The final model is written as a full Hugging Face directory with safet
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ptbench.errors import UserError
+from ptbench.files import staged_dir
 from ptbench.models.loading import ModelSource, base_source, load_model, load_tokenizer
 from ptbench.models.registry import get_base_model
 from ptbench.models.templates import ChatTemplate, Message, chat_template
@@ -108,23 +107,14 @@ def check_out(out: Path, replace: bool) -> None:
 def save_final_model(policy: Policy, out: Path, replace: bool = False) -> Path:
     """Write the trained model to `out` (merged, safetensors, with the tokenizer); returns `out`."""
     check_out(out, replace)
-    out.parent.mkdir(parents=True, exist_ok=True)
     model = policy.model
     if hasattr(model, "merge_and_unload"):
         model = model.merge_and_unload()
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+    with staged_dir(out) as staging:
         model.save_pretrained(staging, safe_serialization=True)
         tokenizer = policy.tokenizer
         side = tokenizer.padding_side
         tokenizer.padding_side = "right"  # a base tokenizer's default; the verifier sets its own
         tokenizer.save_pretrained(staging)
         tokenizer.padding_side = side
-        if out.is_dir() and not out.is_symlink():
-            shutil.rmtree(out)
-        elif out.exists() or out.is_symlink():
-            out.unlink()
-        staging.rename(out)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     return out

@@ -3,9 +3,6 @@ a previous report is replaced only with `force`), with progress: plots, then one
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -16,7 +13,7 @@ from rich.progress import Progress
 
 from ptbench import __version__
 from ptbench.errors import UserError
-from ptbench.files import write_atomic, write_model_json
+from ptbench.files import staged_dir, write_atomic, write_model_json
 from ptbench.report.data import ReportData, TrialView, assemble, benchmark_bars, leaderboard
 from ptbench.report.evidence import copy_evidence
 from ptbench.report.model import ReportFilters, ReportManifest, TrialPage
@@ -51,17 +48,8 @@ def write_report(data: ReportData, out: Path, filters: ReportFilters, console: C
     """Write the report of `data` to `out` (refused when `out` holds anything but a previous report, or holds one
     and `force` is off); returns its manifest."""
     _check_target(out, force)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
-        os.chmod(staging, 0o755)
+    with staged_dir(out) as staging:
         manifest = _build(data, staging, filters, console)
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(staging, out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     return manifest
 
 

@@ -20,8 +20,6 @@ Layout of `OUT/<name>/`:
 from __future__ import annotations
 
 import shlex
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Literal
 
@@ -43,7 +41,7 @@ from ptbench.catalog.submission import (
 from ptbench.catalog.templating import render
 from ptbench.catalog.timer import stamp_command
 from ptbench.errors import UserError
-from ptbench.files import write_atomic
+from ptbench.files import staged_dir, write_atomic
 from ptbench.models.registry import get_base_model
 from ptbench.run.image import write_image_context
 from ptbench.run.task_data import VERIFIER_DATA, agent_data_path, copy_task_data
@@ -82,19 +80,8 @@ def export_task(spec: TaskSpec, out: Path, *, heldout_seed: int | None = None, r
     dest = out / spec.name
     if (dest.exists() or dest.is_symlink()) and not replace:
         raise UserError(f"{dest} exists; pass --force to replace it")
-    out.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{spec.name}.", dir=out))
-    try:
+    with staged_dir(dest) as staging:
         _write_task(spec, staging, heldout_seed, data_dir)
-        staging.chmod(0o755)
-        if dest.is_symlink() or dest.is_file():
-            dest.unlink()
-        elif dest.exists():
-            shutil.rmtree(dest)
-        staging.rename(dest)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     return dest
 
 
