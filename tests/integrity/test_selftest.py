@@ -41,3 +41,12 @@ def test_selftest_table_and_bad_data_dir(cli, tmp_path: Path) -> None:
         bad = cli("integrity", "selftest", *args)
         assert bad.returncode == 2, (args, bad.stderr)
         assert bad.stderr.strip().startswith("error:") and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+
+
+def test_selftest_reads_gsm8k_from_a_built_data_directory(cli, fixture_data_dir: Path) -> None:
+    result = cli("integrity", "selftest", "--quick", "--cheat", "gsm8k-verbatim", "--seeds", "0", "--json",
+                 "--data-dir", str(fixture_data_dir))
+    assert result.returncode == 0, result.stderr
+    report = SelftestReport.model_validate_json(result.stdout)
+    assert (report.cheats, report.caught) == (1, 1)
+    assert report.rows[0].flagged_by == ["contamination-files"]

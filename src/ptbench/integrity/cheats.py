@@ -79,6 +79,14 @@ CHEATS: tuple[Cheat, ...] = (
 CHEATS_BY_KEY = {cheat.key: cheat for cheat in CHEATS}
 
 
+def test_split_dir(data_dir: Path, benchmark: str) -> Path:
+    """Where a data directory keeps a benchmark's test split: the verifier's view of a built one (`ptbench data
+    build`), else the benchmark's folder (the fixtures' layout)."""
+    from ptbench.datadir.manifest import MANIFEST, view_dir
+
+    return view_dir(data_dir, benchmark, "verifier") if (data_dir / MANIFEST).is_file() else data_dir / benchmark
+
+
 def chosen_cheats(only: list[str], with_gsm8k: bool) -> list[Cheat]:
     """The cheats named in `only` (all when empty); GSM8K's only `with_gsm8k` (its test split at hand)."""
     unknown = sorted(set(only) - set(CHEATS_BY_KEY))

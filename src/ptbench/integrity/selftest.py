@@ -21,7 +21,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ptbench.catalog.tasks import get_task
-from ptbench.integrity.cheats import HONEST_CLAIM, Cheat, chosen_cheats
+from ptbench.integrity.cheats import HONEST_CLAIM, Cheat, chosen_cheats, test_split_dir
 from ptbench.integrity.contamination_files import NAME as FILES
 from ptbench.integrity.contamination_files import check_files
 from ptbench.integrity.forbidden import NAME as READS
@@ -95,13 +95,13 @@ class Case:
 
 
 def run_selftest(data_dir: Path | None = None, seeds: int = 3, only: list[str] | None = None) -> SelftestReport:
-    """Build every case in a temporary directory and run every check on it (`data_dir`: a data directory whose
-    gsm8k/ holds GSM8K's test split, which adds the GSM8K cheat; `only`: these cheats)."""
+    """Build every case in a temporary directory and run every check on it (`data_dir`: a data directory with
+    GSM8K's test split, which adds the GSM8K cheat; `only`: these cheats)."""
     from ptbench.models.tiny import ensure_tiny
 
     base_dir = ensure_tiny()
     base = load_weights(base_dir)
-    gsm8k = data_dir / "gsm8k" if data_dir is not None else None
+    gsm8k = test_split_dir(data_dir, "gsm8k") if data_dir is not None else None
     indexes = {"humaneval": ItemIndex.build(heldout_items("humaneval", None))}
     if gsm8k is not None:
         indexes["gsm8k"] = ItemIndex.build(heldout_items("gsm8k", gsm8k))

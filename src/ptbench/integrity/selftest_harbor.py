@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from ptbench.integrity.cheat_agents import AGENTS
-from ptbench.integrity.cheats import chosen_cheats
+from ptbench.integrity.cheats import chosen_cheats, test_split_dir
 from ptbench.integrity.result import CheckResult
 from ptbench.integrity.selftest import CaseRow, SelftestReport, report_of, row_of
 
@@ -35,7 +35,7 @@ def run_harbor_selftest(data_dir: Path | None, seeds: int, only: list[str], stor
     titles = {f"{AGENTS[c.key].__module__}:{AGENTS[c.key].__name__}": c.title for c in chosen}
     groups: list[tuple[str, list[str], int, dict[str, str]]] = [
         (TASKS[benchmark], [path for path, c in zip(titles, chosen, strict=True) if c.benchmark == benchmark], 1,
-         {"data_dir": str((data_dir / benchmark).resolve())} if data_dir is not None else {})
+         {"data_dir": str(test_split_dir(data_dir, benchmark).resolve())} if data_dir is not None else {})
         for benchmark in TASKS]
     if seeds:
         groups.append((HONEST_TASK, ["reference"], seeds, {}))
