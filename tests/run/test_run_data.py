@@ -46,22 +46,27 @@ def test_changed_or_absent_data_is_refused(tmp_path: Path, fixture_data_dir: Pat
 
 
 def test_no_test_split_file_is_readable_from_the_agents_sandbox(tmp_path: Path, cli, fixture_data_dir: Path) -> None:
+    """Two tasks of two benchmarks in one job: each agent sees its own benchmark's training data only (Harbor mounts
+    per job; the local environment narrows each mount to its tasks) and no test split of any benchmark."""
     spot = place(tmp_path)
     manifest = read_manifest(fixture_data_dir)
     tests = [entry for entry in manifest.files if entry.role == "test"]  # every benchmark's, not only gsm8k's
-    exported = spot.cwd / ".ptbench" / "tasks" / "snoop" / "gsm8k-tiny"
+    exported = spot.cwd / ".ptbench" / "tasks" / "snoop"
     paths = [str(fixture_data_dir / e.path) for e in tests] + [str(p) for p in FIXTURES.rglob("test.jsonl")] + [
-        str(exported / "tests" / "data" / "test.jsonl"), "/tests/data/test.jsonl", "/tests/task.json"]
+        str(exported / "gsm8k-tiny" / "tests" / "data" / "test.jsonl"), "/tests/data/test.jsonl", "/tests/task.json"]
     env = {**spot.env, "PTBENCH_TEST_SECRETS": json.dumps({e.sha256: e.bytes for e in tests}),
            "PTBENCH_TEST_SECRET_PATHS": json.dumps(paths)}
-    result = cli("run", "--task", "gsm8k-tiny", "--agent", "snoop_agent:SnoopAgent", "--data-dir",
-                 str(fixture_data_dir), "--job-name", "snoop", cwd=spot.cwd, env=env)
-    assert (exported / "tests" / "data" / "test.jsonl").is_file(), result.stderr  # the export did carry it
-    report = json.loads(spot.ledger.read_text().splitlines()[-1])
-    assert report == {"found": [], "opened": [], "data_dir": "/ptbench/data/gsm8k", "listing": ["train.jsonl"],
-                      "writable": False}
-    ((status, verifier_status),) = query(spot.store, "SELECT status, verifier_status FROM trials")
-    assert verifier_status == "scored", result.stderr[-2000:]  # the verifier had the test split (/tests/data)
+    result = cli("run", "--task", "gsm8k-tiny", "--task", "humaneval-tiny", "--agent", "snoop_agent:SnoopAgent",
+                 "--data-dir", str(fixture_data_dir), "--job-name", "snoop", cwd=spot.cwd, env=env)
+    assert (exported / "gsm8k-tiny" / "tests" / "data" / "test.jsonl").is_file(), result.stderr  # the export has it
+    reports = sorted((json.loads(line) for line in spot.ledger.read_text().splitlines()), key=lambda r: r["data_dir"])
+    assert reports == [
+        {"found": [], "opened": [], "data_dir": "/ptbench/data/gsm8k", "listing": ["train.jsonl"], "writable": False,
+         "benchmarks": ["gsm8k"]},
+        {"found": [], "opened": [], "data_dir": "/ptbench/data/humaneval", "listing": ["mbpp_train.jsonl"],
+         "writable": False, "benchmarks": ["humaneval"]}]
+    rows = query(spot.store, "SELECT task_name, verifier_status FROM trials")
+    assert dict(rows)["gsm8k-tiny"] == "scored", result.stderr[-2000:]  # the verifier had the test split (/tests/data)
 
 
 @pytest.fixture(scope="module")

@@ -151,20 +151,24 @@ def with_tiny_model(environment: EnvironmentConfig, *model_dirs: Path) -> Enviro
 
 def with_task_data(environment: EnvironmentConfig, tasks: list[TaskConfig]) -> EnvironmentConfig:
     """The tasks' agent data (`data/` of a task exported with a data directory) bound read-only into the agent's
-    environment only, at `/ptbench/data/<benchmark>` (Harbor's `mounts`); on the local environment the test data
-    of installed packages is then hidden from the agent too. Unchanged when no task carries data."""
+    environment only, at `/ptbench/data/<benchmark>` (Harbor's `mounts`); on the local environment each benchmark's
+    data reaches only its own tasks (`mount_tasks`) and the test data of installed packages is hidden from the agent
+    too. Unchanged when no task carries data."""
     from ptbench.paths import work_dir
-    from ptbench.run.task_data import data_mounts, package_masks, quiet_agent_only_warning
+    from ptbench.run.task_data import data_mount_tasks, data_mounts, package_masks, quiet_agent_only_warning
 
-    mounts = data_mounts([task.path for task in tasks if task.path is not None])
+    task_dirs = [task.path for task in tasks if task.path is not None]
+    mounts = data_mounts(task_dirs)
     if not mounts:
         return environment
+    update: dict = {}
     if is_local(environment):
         mounts += package_masks(work_dir().resolve() / "empty")
+        update["kwargs"] = {**environment.kwargs, "mount_tasks": data_mount_tasks(task_dirs)}
     quiet_agent_only_warning()
     targets = {mount["target"] for mount in mounts}
     kept = [mount for mount in environment.mounts or [] if mount["target"] not in targets]
-    return environment.model_copy(update={"mounts": [*kept, *mounts]}, deep=True)
+    return environment.model_copy(update={**update, "mounts": [*kept, *mounts]}, deep=True)
 
 
 def _share_tiny_model(environment: EnvironmentConfig, tasks: list[TaskConfig], console: Console) -> EnvironmentConfig:

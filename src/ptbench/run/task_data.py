@@ -99,6 +99,17 @@ def data_mounts(task_dirs: list[Path]) -> list[ServiceVolumeConfig]:
             for benchmark, (task_dir, _) in sources.items()]
 
 
+def data_mount_tasks(task_dirs: list[Path]) -> dict[str, list[str]]:
+    """Each agent-data mount target -> the tasks (dirs) of its benchmark: the local environment binds a benchmark's
+    data into its own tasks' sandboxes only (Harbor's mounts are per job)."""
+    tasks: dict[str, list[str]] = {}
+    for task_dir in task_dirs:
+        benchmark = _benchmark(task_dir) if (task_dir / AGENT_DATA).is_dir() else None
+        if benchmark is not None:
+            tasks.setdefault(str(agent_data_path(benchmark)), []).append(str(task_dir.resolve()))
+    return tasks
+
+
 class AgentOnlyMounts(logging.Filter):
     """Drops Harbor's warning that mounts do not reach separate verifier environments: for these mounts that is
     the point (the verifier reads its own tests/data)."""

@@ -89,6 +89,7 @@ class LocalEnvironment(BaseEnvironment):
         max_download_files: int | str = sandbox_files.DEFAULT_MAX_FILES,
         max_download_mib: int | str = sandbox_files.DEFAULT_MAX_BYTES >> 20,
         forward_ports: str | int | list[str | int] | None = None,
+        mount_tasks: dict[str, list[str]] | None = None,
         **kwargs: Any,
     ) -> None:
         # Read by the capability validators inside BaseEnvironment.__init__.
@@ -117,7 +118,12 @@ class LocalEnvironment(BaseEnvironment):
         trial_dir = os.path.abspath(trial_paths.trial_dir)
         log_mounts = [mount for mount in self._mounts if is_within(os.path.abspath(mount["source"]), trial_dir)]
         self._log_dirs = sorted({mount["target"] for mount in log_mounts})
-        self._binds = self._ro_binds + [self._mount_bind(mount) for mount in self._mounts if mount not in log_mounts]
+        # A job's mounts reach every trial (Harbor mounts per job); `mount_tasks` (mount target -> the task dirs that
+        # may have it) narrows one to its own tasks, e.g. a benchmark's agent data to that benchmark's tasks.
+        task_dir = os.path.realpath(environment_dir.parent)
+        mine = [mount for mount in self._mounts if mount not in log_mounts
+                and task_dir in {os.path.realpath(t) for t in (mount_tasks or {}).get(mount["target"], [task_dir])}]
+        self._binds = self._ro_binds + [self._mount_bind(mount) for mount in mine]
         for bind in self._ro_binds:
             if is_within(self._workdir, bind.target):
                 raise ValueError(
