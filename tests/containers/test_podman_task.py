@@ -100,18 +100,21 @@ def task_dir(engine: None, pytestconfig: pytest.Config, tmp_path_factory: pytest
 
 
 def seed_tiny_model(context: Path) -> None:
-    """The host's cached tiny model copied into the image's cache before the Dockerfile's `ptbench models tiny`, which
-    then finds it (same build config, same CPython, same key) instead of pretraining it again for every new wheel."""
+    """The host's cached tiny model and its sibling copied into the image's cache before the Dockerfile's `ptbench
+    models tiny`, which then finds them (same build config, same CPython, same key) instead of training them again
+    for every new wheel."""
     from ptbench.models.tiny import ensure_tiny
+    from ptbench.models.tiny_instruct import ensure_tiny_instruct
     from ptbench.paths import cache_dir
 
-    model = ensure_tiny()
-    shutil.copytree(model, context / "tiny-model")
+    copies = ""
+    for name, model in (("tiny-model", ensure_tiny()), ("tiny-sibling", ensure_tiny_instruct())):
+        shutil.copytree(model, context / name)
+        copies += f"COPY {name}/ /opt/ptbench/cache/{model.relative_to(cache_dir()).as_posix()}/\n"
     dockerfile = context / "Dockerfile"
     build_step = "RUN ptbench models tiny"
     assert build_step in dockerfile.read_text()
-    copy = f"COPY tiny-model/ /opt/ptbench/cache/{model.relative_to(cache_dir()).as_posix()}/\n"
-    dockerfile.write_text(dockerfile.read_text().replace(build_step, copy + build_step, 1))
+    dockerfile.write_text(dockerfile.read_text().replace(build_step, copies + build_step, 1))
 
 
 def build_image(context: Path) -> None:
@@ -161,4 +164,6 @@ def test_reference_agent_and_verifier_run_in_podman_and_end_verified(task_dir: P
     assert "saved the post-trained model" in (trial_dir / "agent" / "oracle.txt").read_text()  # the recipe ran
     details = json.loads((trial_dir / "verifier" / "details.json").read_text())
     assert details["evaluation"]["generation"]["epochs"] == K
+    substitution = next(check for check in details["integrity"] if check["name"] == "model-substitution")
+    assert substitution["status"] == "passed" and "instruct" in substitution["evidence"]["items"], substitution
     assert json.loads((trial_dir / "verifier" / "reward.json").read_text())["reward"] == row.score

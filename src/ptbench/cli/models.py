@@ -15,6 +15,8 @@ models_app = typer.Typer(help="Base models and submitted checkpoints.", no_args_
 def tiny(
     out: Path | None = typer.Option(None, "--out", help="also copy the model into this directory"),
     force: bool = typer.Option(False, "--force", help="rebuild even if cached; overwrite --out"),
+    sibling: bool = typer.Option(False, "--sibling", help="also build the model's instruct-like sibling (the "
+                                 "checkpoint the model-substitution check compares tiny tasks' submissions with)"),
 ) -> None:
     """Build (once, cached) the tiny Qwen3-architecture base model and print its directory."""
     import shutil
@@ -28,6 +30,11 @@ def tiny(
     console = Console(stderr=True)
     path = ensure_tiny(force=force, console=console)
     report = BuildReport.load(path)
+    if sibling:
+        from ptbench.models.tiny_instruct import ensure_tiny_instruct
+
+        with console.status("building the instruct-like sibling (cached once built)"):
+            console.print(f"instruct-like sibling: {ensure_tiny_instruct()}", highlight=False)
     if out is not None:
         shutil.rmtree(out, ignore_errors=True)
         shutil.copytree(path, out)
