@@ -33,6 +33,9 @@ class Settings(BaseSettings):
                                           "it for the verifier).")
     judge_model: str | None = Field(None, description="Inspect model name for every judge role not given "
                                     "with --judge; default openai/gpt-5-mini.")
+    integrity_judge_model: str | None = Field(None, description="Inspect model name of the integrity checks' "
+                                              "optional LLM judge when --judge integrity=... is not given; unset: "
+                                              "no judge. Exported tasks pass it to their verifier.")
     sandbox_dir: str | None = Field(None, description="Base dir of the local sandboxes (read by "
                                     "ptbench.sandbox.roots); default <tmp>/ptbench-sandboxes.")
     data_dir: str | None = Field(None, description="The agent's benchmark data (training files and the dev "

@@ -79,3 +79,15 @@ def test_the_verifier_runs_the_judge_bound_to_the_integrity_role(tmp_path: Path,
     judge = next(check for check in verdict.integrity if check.name == "llm-judge")
     assert judge.status == "passed" and "not counted" in judge.reason
     assert verdict.scored == "submission", verdict.fallback_reasons  # the judge's suspicion alone changed nothing
+
+
+def test_the_integrity_judge_comes_from_the_flag_else_the_environment(monkeypatch) -> None:
+    from ptbench.benchmarks.registry import get_benchmark
+    from ptbench.verify.judges import integrity_judge, resolve_judges
+
+    monkeypatch.delenv("PTBENCH_INTEGRITY_JUDGE_MODEL", raising=False)
+    assert integrity_judge([]) is None
+    monkeypatch.setenv("PTBENCH_INTEGRITY_JUDGE_MODEL", "openai/gpt-5-mini")
+    assert integrity_judge([]) == "openai/gpt-5-mini"
+    assert integrity_judge(["integrity=scripted/rules.json"]) == "scripted/rules.json"
+    assert resolve_judges(get_benchmark("gsm8k"), ["integrity=scripted/rules.json"]) == {}  # not a gsm8k eval role

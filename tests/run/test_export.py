@@ -60,7 +60,9 @@ def test_every_task_is_a_valid_harbor_task(exported: Path):
         assert ("/app/results.json" in artifacts) == name.startswith("frogs-")
         assert ("TINKER_API_KEY" in env.env) == (spec.backend == "tinker")
         judged = spec.benchmark in ("arena-hard-writing", "healthbench")
-        assert set(config.verifier.env) == ({"OPENAI_API_KEY", "PTBENCH_JUDGE_MODEL"} if judged else set())
+        # the integrity checks' optional judge may be chosen for any task; the benchmark's judges where it has them
+        assert set(config.verifier.env) == {"OPENAI_API_KEY", "PTBENCH_INTEGRITY_JUDGE_MODEL"} | (
+            {"PTBENCH_JUDGE_MODEL"} if judged else set())
         assert TaskSpec.load(exported / name / "tests" / "task.json") == spec
         assert TaskSpec.load(exported / name / "solution" / "task.json") == spec
         for script in ("tests/test.sh", "solution/solve.sh"):

@@ -46,12 +46,13 @@ from ptbench.models.registry import get_base_model
 from ptbench.run.image import write_image_context
 from ptbench.run.task_data import VERIFIER_DATA, agent_data_path, copy_task_data
 from ptbench.settings import env_name
-from ptbench.verify.judges import JUDGE_ENV
+from ptbench.verify.judges import INTEGRITY_JUDGE_ENV, JUDGE_ENV
 
 MIN_VERIFIER_SEC = 15 * 60
 MAX_VERIFIER_SEC = 3 * 3600
 JUDGE_KEY = "OPENAI_API_KEY"
-"""Passed with the judge-model choice to the verifier of benchmarks with LLM judges (empty when unset)."""
+"""Passed with the judge-model choices to the verifier (empty when unset): the benchmark's judges where it has any,
+the integrity checks' optional judge everywhere."""
 
 
 class VerifierFailure(BaseModel):
@@ -132,7 +133,8 @@ def task_toml(spec: TaskSpec, agent_data: str | None = None) -> str:
         agent=AgentConfig(timeout_sec=float(budget_sec)),
         verifier=VerifierConfig(
             timeout_sec=float(verifier_timeout_sec(spec)), environment_mode="separate",
-            env={key: f"${{{key}:-}}" for key in (JUDGE_KEY, JUDGE_ENV)} if _judged(spec) else {},
+            env={key: f"${{{key}:-}}" for key in (JUDGE_KEY, JUDGE_ENV, INTEGRITY_JUDGE_ENV)}
+            if _judged(spec) else {key: f"${{{key}:-}}" for key in (JUDGE_KEY, INTEGRITY_JUDGE_ENV)},
         ),
         environment=EnvironmentConfig(
             cpus=spec.cpus, memory_mb=spec.memory_mb, gpus=spec.gpus,

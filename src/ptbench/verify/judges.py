@@ -3,7 +3,7 @@ checks' optional LLM judge (role `integrity`, any benchmark).
 
 Each benchmark role is bound to an inspect model name: `--judge ROLE=PROVIDER/MODEL`, else $PTBENCH_JUDGE_MODEL,
 else PostTrainBench's judge, gpt-5-mini through the openai provider (which reads OPENAI_API_KEY). The integrity
-judge runs only when bound (`--judge integrity=PROVIDER/MODEL`).
+judge runs only when bound (`--judge integrity=PROVIDER/MODEL`, else $PTBENCH_INTEGRITY_JUDGE_MODEL).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from ptbench.settings import env_name, settings
 DEFAULT_JUDGE = "openai/gpt-5-mini"
 JUDGE_ENV = env_name("judge_model")
 INTEGRITY_ROLE = "integrity"
+INTEGRITY_JUDGE_ENV = env_name("integrity_judge_model")
 
 
 def _bindings(given: list[str]) -> list[tuple[str, str]]:
@@ -29,8 +30,10 @@ def _bindings(given: list[str]) -> list[tuple[str, str]]:
 
 
 def integrity_judge(given: list[str]) -> str | None:
-    """The model bound to the integrity judge role, if any."""
-    return next((model for role, model in _bindings(given) if role == INTEGRITY_ROLE), None)
+    """The model bound to the integrity judge role (`--judge integrity=...`, else $PTBENCH_INTEGRITY_JUDGE_MODEL), if
+    any."""
+    chosen = next((model for role, model in _bindings(given) if role == INTEGRITY_ROLE), None)
+    return chosen or settings().integrity_judge_model or None
 
 
 def resolve_judges(benchmark: BenchmarkDef, given: list[str]) -> dict[str, str]:
