@@ -36,6 +36,9 @@ class Settings(BaseSettings):
     integrity_judge_model: str | None = Field(None, description="Inspect model name of the integrity checks' "
                                               "optional LLM judge when --judge integrity=... is not given; unset: "
                                               "no judge. Exported tasks pass it to their verifier.")
+    tinker_url: str | None = Field(None, description="Base URL of the Tinker service whose path.txt checkpoints the "
+                                   "verifier samples (a `ptbench tinker serve`); unset: the real service "
+                                   "(TINKER_API_KEY).")
     sandbox_dir: str | None = Field(None, description="Base dir of the local sandboxes (read by "
                                     "ptbench.sandbox.roots); default <tmp>/ptbench-sandboxes.")
     data_dir: str | None = Field(None, description="The agent's benchmark data (training files and the dev "

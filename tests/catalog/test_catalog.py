@@ -67,6 +67,6 @@ def test_spec_rejects_inconsistent_models():
     with pytest.raises(ValueError, match="unknown base model"):
         TaskSpec(name="x", benchmark="gsm8k", base_model="llama", budget_hours=1)
     with pytest.raises(ValueError, match="not available through Tinker"):
-        TaskSpec(name="x", benchmark="frogs-single", base_model="tiny", budget_hours=1, backend="tinker")
+        TaskSpec(name="x", benchmark="frogs-single", base_model="qwen3-1.7b", budget_hours=1, backend="tinker")
     with pytest.raises(ValueError, match="gpus >= 1"):
         TaskSpec(name="x", benchmark="gsm8k", base_model="tiny", budget_hours=1, device="gpu")

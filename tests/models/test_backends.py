@@ -197,7 +197,7 @@ def test_tinker_sampler_refuses_another_base_and_bad_paths(backend, tmp_path: Pa
     with pytest.raises(UserError, match="sampling needs"):
         TinkerSampler.from_path_file(submission / "path.txt", "qwen3-8b", service_client=fake)
     with pytest.raises(UserError, match="not trained through Tinker"):
-        TinkerSampler.from_path_file(submission / "path.txt", "tiny", service_client=fake)
+        TinkerSampler.from_path_file(submission / "path.txt", "qwen3-1.7b", service_client=fake)
 
 
 def test_load_backend_routes_path_txt_to_tinker(tmp_path: Path) -> None:

@@ -166,3 +166,32 @@ def test_untrusted_requests_are_refused_in_one_line(tinker_url):
         json={"session_id": "x", "sampling_session_seq_id": 0, "model_path": "tinker://../weights/x"},
     )
     assert escape.status_code == 400
+
+
+def test_the_verifier_samples_a_local_checkpoint_and_refuses_another_bases(service_client, trained, tinker_url,
+                                                                          tiny_dir, tmp_path, monkeypatch):
+    """path.txt naming a checkpoint of the local server: the verifier's backend (PTBENCH_TINKER_URL) opens it, checks
+    its base is the task's, and generates what the server's sampler generates; another base's is refused."""
+    from ptbench.errors import UserError
+    from ptbench.models.backends import load_backend
+    from ptbench.models.backends.base import GenerationSettings
+
+    client, tokens, _, _ = trained
+    submission = tmp_path / "final_model"
+    submission.mkdir()
+    path = client.save_weights_for_sampler("verify").result().path
+    (submission / "path.txt").write_text(path + "\n")
+    monkeypatch.setenv("PTBENCH_TINKER_URL", tinker_url)
+    backend = load_backend(submission, "tiny", "cpu")
+    conversation = [{"role": "user", "content": "add two numbers"}]
+    (completions,) = backend.generate([conversation], GenerationSettings(max_new_tokens=8, temperature=0.0), n=1)
+    (prompt,) = backend.prompt_ids([conversation], None)
+    params = types.SamplingParams(max_tokens=8, temperature=0.0, stop=list(backend.template.stop_tokens))
+    direct = service_client.create_sampling_client(model_path=path).result().sample(
+        types.ModelInput.from_ints(prompt), 1, params).result()
+    assert backend.checkpoint == path and completions[0].output_tokens == len(direct.sequences[0].tokens) > 0
+
+    other = service_client.create_lora_training_client(base_model=str(tiny_dir.resolve()), rank=4).result()
+    (submission / "path.txt").write_text(other.save_weights_for_sampler("other").result().path)
+    with pytest.raises(UserError, match="trained from /.*, not tiny"):
+        load_backend(submission, "tiny", "cpu")

@@ -31,13 +31,19 @@ class BaseModelInfo(BaseModel):
     architectures: tuple[str, ...] = Field(description="config.json architectures a submission may declare")
     chat_template: Family = Field(description="forced chat-template family used to evaluate it")
     instruct_hub_id: str | None = Field(description="the official instruct counterpart (instruct baseline)")
-    tinker: bool = Field(False, description="trainable and sampleable through the Tinker API")
+    tinker: bool = Field(False, description="trainable and sampleable through the Tinker API (the service's, or "
+                         "`ptbench tinker serve`, which serves `tiny`)")
     local_build: str | None = Field(None, description="command that builds it when hub_id is None")
 
     @property
     def display_name(self) -> str:
         """What to call the model in instructions and tables."""
         return self.hub_id or f"ptbench-{self.key}"
+
+    @property
+    def tinker_name(self) -> str:
+        """The name a Tinker service knows the model by (its checkpoints report it as their base)."""
+        return self.hub_id or self.key
 
 
 _QWEN3 = ("Qwen3ForCausalLM",)
@@ -69,7 +75,7 @@ BASE_MODELS: dict[str, BaseModelInfo] = {
         ),
         BaseModelInfo(
             key="tiny", hub_id=None, family="qwen3", architectures=_QWEN3, chat_template="qwen3",
-            instruct_hub_id=None, local_build="ptbench models tiny",
+            instruct_hub_id=None, local_build="ptbench models tiny", tinker=True,
         ),
     ]
 }

@@ -3,7 +3,8 @@
 path.txt must hold one `tinker://RUN/sampler_weights/NAME` path. The sampling client reports the
 checkpoint's base model, which must be the task's. Prompts are rendered locally with the forced
 chat template and the base model's tokenizer (from the registry, pinned, never remote code), and
-sent as token ids; real use needs TINKER_API_KEY, tests pass a fake service client.
+sent as token ids. The service is the real one (TINKER_API_KEY) or, with $PTBENCH_TINKER_URL, a local
+`ptbench tinker serve` (any tml- key).
 """
 
 from __future__ import annotations
@@ -61,11 +62,13 @@ class TinkerSampler(Backend):
         if service_client is None:
             import tinker
 
-            service_client = tinker.ServiceClient()
+            from ptbench.settings import settings
+
+            service_client = tinker.ServiceClient(base_url=settings().tinker_url or None)
         client = service_client.create_sampling_client(model_path=checkpoint).result()
         trained_from = client.get_base_model()
-        if trained_from != info.hub_id:
-            raise UserError(f"checkpoint {checkpoint} was trained from {trained_from}, not {info.hub_id}")
+        if trained_from != info.tinker_name:
+            raise UserError(f"checkpoint {checkpoint} was trained from {trained_from}, not {info.tinker_name}")
         if tokenizer is None:
             from ptbench.models.loading import base_source, load_tokenizer
 
