@@ -51,7 +51,7 @@ def scan_speed(root: Path) -> tuple[float, float]:
     from ptbench.integrity.ngrams import ItemIndex
 
     index = ItemIndex.build(heldout_items("humaneval", None) + heldout_items("gsm8k", FIXTURES / "gsm8k"))
-    check_files(index, [root / "train.py"])  # warm-up (imports); the scan itself is measured cold, as a verifier runs it
+    check_files(index, [root / "train.py"])  # warm-up (imports); the scan is measured cold, as a verifier runs it
     start = time.process_time()
     result = check_files(index, [root])
     cpu = time.process_time() - start
