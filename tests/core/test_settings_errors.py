@@ -31,7 +31,7 @@ def test_the_known_variable_names_are_unchanged() -> None:
     assert {env_name(f) for f in Settings.model_fields} == {
         "PTBENCH_CACHE", "PTBENCH_WORKDIR", "PTBENCH_HELDOUT_SEED", "PTBENCH_TIMER_STAMP", "PTBENCH_REFERENCE_CONFIG",
         "PTBENCH_VERIFY_MAX_TOKENS", "PTBENCH_JUDGE_MODEL", "PTBENCH_SANDBOX_DIR", "PTBENCH_SEED",
-        "PTBENCH_DATA_DIR",
+        "PTBENCH_DATA_DIR", "PTBENCH_INTEGRITY_JUDGE_MODEL", "PTBENCH_TINKER_URL",
     }
 
 
