@@ -41,6 +41,9 @@ def selftest_command(
     else:
         if seeds and data_dir is None:
             raise UserError("the honest reference runs train on the tasks' data: give --data-dir, or --seeds 0")
+        from ptbench.run.launch import quiet_harbor
+
+        quiet_harbor()
         from ptbench.integrity.selftest_harbor import run_harbor_selftest
 
         report = run_harbor_selftest(data_dir, seeds, cheat or [], default_store(store), concurrency)

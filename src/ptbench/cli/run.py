@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from ptbench.cli.runs import StoreOption, default_store
 from ptbench.errors import UserError
 from ptbench.paths import work_dir
-
-if TYPE_CHECKING:
-    pass
 
 
 def run(
@@ -49,12 +45,11 @@ def run(
     store: StoreOption = None,
 ) -> None:
     """Run agents x tasks x seeds as one Harbor job with live progress; results go to the store."""
-    # Before Harbor is imported: no LiteLLM price-list fetch, no telemetry (nothing sent, nothing written to ~).
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    os.environ["HARBOR_TELEMETRY"] = "0"
+    from ptbench.run.launch import launch, quiet_harbor
+
+    quiet_harbor()
     from ptbench.run import jobs
     from ptbench.run.agents import agent_settings
-    from ptbench.run.launch import launch
 
     jobs_dir = (work_dir() / "jobs").resolve()
     if resume is not None:

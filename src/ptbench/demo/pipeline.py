@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 
 from rich.console import Console
@@ -26,6 +25,7 @@ from ptbench.demo.phases import StepClock
 from ptbench.demo.report import JOB_STEP, build_summary, check_outcome
 from ptbench.demo.summary import DemoSummary, render
 from ptbench.files import write_model_json
+from ptbench.run.launch import quiet_harbor
 from ptbench.settings import env_name
 
 STEPS = 8
@@ -45,7 +45,7 @@ def run_demo(console: Console, work_dir: Path, budget_minutes: float | None = No
     """
     config = DemoConfig(budget_minutes=budget_minutes, heldout_boards=heldout_boards,
                         samples_per_board=samples_per_board, max_tokens=max_tokens, recipe=recipe, run_name=run_name)
-    _quiet_harbor()
+    quiet_harbor()
     spec = config.spec()
     paths = DemoPaths(work_dir=work_dir.resolve(), run=config.name())
     paths.check_new()
@@ -118,9 +118,3 @@ def _recipe_overrides(recipe: Path | None) -> tuple[dict[str, str], list[Path]]:
     path = recipe.resolve()
     load_recipe(path)  # a bad file fails here, in one line, not inside the sandbox
     return {RECIPE_ENV: str(path)}, [path]
-
-
-def _quiet_harbor() -> None:
-    """Before Harbor is imported: no LiteLLM price-list fetch, no telemetry (as `ptbench run`)."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    os.environ["HARBOR_TELEMETRY"] = "0"

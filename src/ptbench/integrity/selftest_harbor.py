@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import sys
 from pathlib import Path
 from typing import Literal
@@ -29,14 +28,12 @@ def run_harbor_selftest(data_dir: Path | None, seeds: int, only: list[str], stor
                         concurrency: int = 2) -> SelftestReport:
     """Run the chosen cheats (all when `only` is empty; GSM8K's only with a data directory) and `seeds` honest
     reference runs as Harbor jobs (progress on stderr); the report's rows come from the verifiers' details.json."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    os.environ["HARBOR_TELEMETRY"] = "0"
     chosen = chosen_cheats(only, data_dir is not None)
-    titles = {f"{AGENTS[c.key].__module__}:{AGENTS[c.key].__name__}": c.title for c in chosen}
+    titles = {AGENTS[c.key].import_path(): c.title for c in chosen}
     groups: list[tuple[str, list[str], int, dict[str, str]]] = [
-        (TASKS[benchmark], [path for path, c in zip(titles, chosen, strict=True) if c.benchmark == benchmark], 1,
+        (task, [AGENTS[c.key].import_path() for c in chosen if c.benchmark == benchmark], 1,
          {"data_dir": str(test_split_dir(data_dir, benchmark).resolve())} if data_dir is not None else {})
-        for benchmark in TASKS]
+        for benchmark, task in TASKS.items()]
     if seeds:
         groups.append((HONEST_TASK, ["reference"], seeds, {}))
     rows: list[CaseRow] = []

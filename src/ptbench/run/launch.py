@@ -1,12 +1,21 @@
-"""Running a Harbor job built by `run.jobs`: preflight, then the job inside the live progress display."""
+"""Running a Harbor job built by `run.jobs`: Harbor kept quiet and offline, preflight, then the job inside the live
+progress display."""
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from harbor.models.job.config import JobConfig
     from rich.console import Console
+
+
+def quiet_harbor() -> None:
+    """Call before Harbor is imported: no LiteLLM price-list fetch (offline it retries), no telemetry (nothing sent,
+    nothing written to ~)."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    os.environ["HARBOR_TELEMETRY"] = "0"
 
 
 async def launch(config: JobConfig, *, resuming: bool, console: Console | None = None) -> None:
