@@ -6,7 +6,6 @@ more than ALLOWED_ITEMS items are found (PostTrainBench tolerates up to 3 accide
 
 from __future__ import annotations
 
-import os
 import time
 from collections import Counter
 from pathlib import Path
@@ -25,7 +24,7 @@ def check_files(index: ItemIndex, roots: list[Path], exclude: list[Path] | None 
     present = [root for root in roots if root.exists() or root.is_symlink()]
     if not present:
         return could_not_run(NAME, "no workspace or logs were given to the verifier")
-    start, walk = time.perf_counter(), Walk(excluded=frozenset(os.path.abspath(path) for path in exclude or []))
+    start, walk = time.perf_counter(), Walk.excluding(exclude)
     found: dict[int, tuple[str, float]] = {}
     files: Counter[str] = Counter()
     for text in texts(present, walk):

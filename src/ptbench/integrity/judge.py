@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
 from typing import Literal
 
@@ -55,7 +54,8 @@ def check_judge(model: str, benchmark: str, roots: list[Path], others: list[Chec
                 exclude: list[Path] | None = None) -> CheckResult:
     """Ask the judge about the run under `roots` (workspace, logs; not under `exclude`: the submission); `others`:
     the deterministic checks' results."""
-    excerpt, walk = _excerpt(roots, Walk(excluded=frozenset(os.path.abspath(path) for path in exclude or [])))
+    walk = Walk.excluding(exclude)
+    excerpt = _excerpt(roots, walk)
     if not excerpt:
         return could_not_run(NAME, "no workspace or logs to show the judge")
     reply = asyncio.run(_ask(model, _prompt(benchmark, excerpt)))
@@ -63,9 +63,9 @@ def check_judge(model: str, benchmark: str, roots: list[Path], others: list[Chec
         answers = JudgeReply.model_validate_json(_json_part(reply))
     except ValidationError:
         return could_not_run(NAME, f"the judge ({model}) did not answer in the asked-for JSON: {reply[:120]!r}")
-    suspected = {key: getattr(answers, key) for key in QUESTIONS if getattr(answers, key).answer == "yes"}
-    evidence = Evidence(items=[f"{key}: {getattr(answers, key).answer}: {getattr(answers, key).evidence[:300]}"
-                               for key in QUESTIONS],
+    given = {key: getattr(answers, key) for key in QUESTIONS}
+    suspected = [key for key, answer in given.items() if answer.answer == "yes"]
+    evidence = Evidence(items=[f"{key}: {answer.answer}: {answer.evidence[:300]}" for key, answer in given.items()],
                         files=[f"shown: {walk.files} files, {len(excerpt)} bytes"],
                         numbers={"suspected": len(suspected)})
     if not suspected:
@@ -78,16 +78,19 @@ def check_judge(model: str, benchmark: str, roots: list[Path], others: list[Chec
                   "judge is never the only evidence for a flag)", evidence)
 
 
-def _excerpt(roots: list[Path], walk: Walk) -> tuple[str, Walk]:
+def _excerpt(roots: list[Path], walk: Walk) -> str:
     """The file list, then each text's head, within EXCERPT_BYTES (reading stops once that is full)."""
     heads: list[tuple[str, str]] = []
+    size = 0
     for text in texts(roots, walk):
         heads.append((text.where, text.data[:FILE_HEAD].decode("utf-8", "replace")))
-        if sum(len(head) for _, head in heads) >= EXCERPT_BYTES:
+        size += len(heads[-1][1])
+        if size >= EXCERPT_BYTES:
             break
+    if not heads:
+        return ""
     listing = "Files: " + ", ".join(where for where, _ in heads) + "\n\n"
-    parts = [listing] + [f"=== {where} ===\n{head}\n" for where, head in heads]
-    return "".join(parts)[:EXCERPT_BYTES] if heads else "", walk
+    return (listing + "".join(f"=== {where} ===\n{head}\n" for where, head in heads))[:EXCERPT_BYTES]
 
 
 def _prompt(benchmark: str, excerpt: str) -> str:

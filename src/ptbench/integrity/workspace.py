@@ -52,6 +52,11 @@ class Walk:
     excluded: frozenset[str] = frozenset()
     """Absolute paths not read (the submission: its weights are the model checks' input, not text)."""
 
+    @classmethod
+    def excluding(cls, paths: list[Path] | None) -> Walk:
+        """A fresh walk that skips these paths."""
+        return cls(excluded=frozenset(os.path.abspath(path) for path in paths or []))
+
 
 def texts(roots: list[Path], walk: Walk) -> Iterator[Text]:
     """Every payload under `roots` (files or dirs), decoded copies included, within the caps."""
