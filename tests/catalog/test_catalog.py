@@ -36,7 +36,8 @@ def test_catalog_covers_frogs_and_posttrainbench():
             assert f"{bench}-{model}" in tasks
     frogs = {n for n in tasks if n.startswith("frogs-")}
     assert frogs == {
-        "frogs-single-tiny", "frogs-multi-tiny", "frogs-single-qwen3-8b", "frogs-single-qwen3-8b-hinted",
+        "frogs-single-tiny", "frogs-multi-tiny", "frogs-single-tinker-tiny", "frogs-multi-tinker-tiny",
+        "frogs-single-qwen3-8b", "frogs-single-qwen3-8b-hinted",
         "frogs-multi-qwen3-8b", "frogs-multi-qwen3-8b-hinted",
     }
     assert len(tasks) == len(frogs) + len(PTB_BENCHMARKS) * (len(PTB_MODELS) + 1)
@@ -46,7 +47,8 @@ def test_task_shapes():
     for spec in catalog().values():
         assert spec.allowed_training_data
         if spec.base_model == "tiny":
-            assert (spec.device, spec.gpus, spec.backend) == ("cpu", 0, "local")
+            assert (spec.device, spec.gpus) == ("cpu", 0)
+            assert spec.backend == ("tinker" if "-tinker-" in spec.name else "local")
             assert spec.budget_hours <= 0.25
         elif spec.backend == "tinker":
             assert (spec.base_model, spec.budget_hours, spec.gpus) == ("qwen3-8b", 8, 0)
@@ -54,6 +56,8 @@ def test_task_shapes():
         else:
             assert (spec.device, spec.gpus, spec.budget_hours) == ("gpu", 1, 10)
     assert get_task("frogs-single-tiny").tiers == ("tiny",)
+    tinker_tiny, tiny = get_task("frogs-multi-tinker-tiny"), get_task("frogs-multi-tiny")
+    assert tinker_tiny.model_dump(exclude={"name", "backend"}) == tiny.model_dump(exclude={"name", "backend"})
     assert "'train' split IS the eval data" in get_task("bfcl-qwen3-4b").allowed_training_data
     assert "train split is allowed" in get_task("gsm8k-tiny").allowed_training_data
 

@@ -47,9 +47,10 @@ def test_a_gpu_frogs_spec_gets_a_curriculum_over_its_tiers() -> None:
     assert [stage.n for stage in recipe.curriculum] == [6, 7, 8, 9]
 
 
-def test_tinker_tasks_are_refused_with_a_reason() -> None:
-    with pytest.raises(UserError, match="Tinker"):
-        recipe_for(get_task("frogs-single-qwen3-8b"))
+def test_tinker_tasks_get_a_lora_recipe_over_their_tiers() -> None:
+    recipe = recipe_for(get_task("frogs-multi-qwen3-8b"))  # trained through the Tinker API: LoRA on the service
+    assert isinstance(recipe, FrogsRecipe) and recipe.mode == "multi" and recipe.lora is not None
+    assert [stage.n for stage in recipe.curriculum] == list(range(6, 14))
 
 
 def test_json_round_trip_and_bad_files(tmp_path: Path) -> None:

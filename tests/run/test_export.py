@@ -58,10 +58,13 @@ def test_every_task_is_a_valid_harbor_task(exported: Path):
         submission = "/app/path.txt" if spec.backend == "tinker" else "/app/final_model"
         assert artifacts[:3] == ["/app", "/logs/agent", submission]
         assert ("/app/results.json" in artifacts) == name.startswith("frogs-")
-        assert ("TINKER_API_KEY" in env.env) == (spec.backend == "tinker")
+        tinker = {"TINKER_API_KEY", "TINKER_BASE_URL"} if spec.backend == "tinker" else set()
+        # the service's key, or a local server's address and key (`ptbench run --tinker local`); unset is empty
+        assert env.env == {key: f"${{{key}:-}}" for key in tinker} | (
+            {"PTBENCH_DATA_DIR": env.env["PTBENCH_DATA_DIR"]} if "PTBENCH_DATA_DIR" in env.env else {})
         judged = spec.benchmark in ("arena-hard-writing", "healthbench")
         # the integrity checks' optional judge may be chosen for any task; the benchmark's judges where it has them
-        assert set(config.verifier.env) == {"OPENAI_API_KEY", "PTBENCH_INTEGRITY_JUDGE_MODEL"} | (
+        assert set(config.verifier.env) == {"OPENAI_API_KEY", "PTBENCH_INTEGRITY_JUDGE_MODEL"} | tinker | (
             {"PTBENCH_JUDGE_MODEL"} if judged else set())
         assert TaskSpec.load(exported / name / "tests" / "task.json") == spec
         assert TaskSpec.load(exported / name / "solution" / "task.json") == spec

@@ -1,8 +1,9 @@
 """The task catalog: every task ptbench ships, by name.
 
 - The Frog Placement Game, single- and multi-turn: a `tiny` tier on CPU (the tiny model, N=4..5,
-  minutes) and the full task (Qwen3-8B-Base through the Tinker API, N=6..13, 8 hours, pass@4),
-  plain and hinted.
+  minutes), trained in the sandbox or, as the full task is, through the Tinker API (`-tinker-tiny`: served by
+  `ptbench tinker serve` beside the sandbox), and the full task (Qwen3-8B-Base through the Tinker API, N=6..13,
+  8 hours, pass@4), plain and hinted.
 - PostTrainBench's seven benchmarks on Qwen3-1.7B, Qwen3-4B, SmolLM3-3B, Gemma-3-4B (10 hours, one
   GPU) and on the tiny CPU model (minutes).
 """
@@ -43,11 +44,12 @@ def _frogs_tasks() -> list[TaskSpec]:
         if not definition.is_frogs:
             continue
         allowed = definition.allowed_training_data
-        specs.append(TaskSpec(
-            name=f"{benchmark}-tiny", benchmark=benchmark, tiers=("tiny",),
-            heldout_count=FROGS_TINY_BOARDS[benchmark], samples_per_item=1, max_tokens=FROGS_TINY_MAX_TOKENS,
-            allowed_training_data=allowed, **_TINY,
-        ))
+        for backend in ("local", "tinker"):
+            specs.append(TaskSpec(
+                name=f"{benchmark}-tiny" if backend == "local" else f"{benchmark}-tinker-tiny", benchmark=benchmark,
+                tiers=("tiny",), heldout_count=FROGS_TINY_BOARDS[benchmark], samples_per_item=1,
+                max_tokens=FROGS_TINY_MAX_TOKENS, allowed_training_data=allowed, backend=backend, **_TINY,
+            ))
         for hinted in (False, True):
             specs.append(TaskSpec(
                 name=f"{benchmark}-qwen3-8b" + ("-hinted" if hinted else ""), benchmark=benchmark,

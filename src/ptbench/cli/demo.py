@@ -7,10 +7,13 @@ from typing import Annotated
 
 import typer
 
-from ptbench.demo.config import DEMO_K, DEMO_MAX_TOKENS
+from ptbench.demo.config import DEMO_K, DEMO_MAX_TOKENS, DEMO_TASK
 
 
 def demo_command(
+    task: Annotated[str, typer.Option(
+        "--task", help="a frogs task on the tiny model: frogs-single-tiny, frogs-multi-tiny, or their -tinker-tiny "
+        "variants, trained through ptbench's local Tinker")] = DEMO_TASK,
     budget_minutes: Annotated[float | None, typer.Option(
         "--budget-minutes", help="the agent's time budget (default: the task's own)")] = None,
     boards: Annotated[int | None, typer.Option(
@@ -33,7 +36,7 @@ def demo_command(
     console = Console()
     try:
         run_demo(console, work_dir(), budget_minutes, heldout_boards=boards, samples_per_board=k,
-                 max_tokens=max_tokens, recipe=recipe, run_name=run_name)
+                 max_tokens=max_tokens, recipe=recipe, run_name=run_name, task=task)
     except DemoFailed as exc:
         Console(stderr=True).print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(1) from None

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ptbench.catalog.submission import FINAL_MODEL
+from ptbench.catalog.submission import submission_path
 from ptbench.settings import env_name
 
 
@@ -20,8 +20,8 @@ def reference(
     task: Annotated[str, typer.Argument(
         help="a catalog task name, or a task spec JSON (an exported task's task.json)")],
     out: Annotated[Path | None, typer.Option("--out", help="where to save the post-trained model (default: "
-                                             "the task's /app/final_model for a task.json, "
-                                             ".ptbench/reference/NAME/final_model for a catalog name)")] = None,
+                                             "the task's submission, /app/final_model or /app/path.txt, for a "
+                                             "task.json; .ptbench/reference/NAME/... for a catalog name)")] = None,
     config: Annotated[Path | None, typer.Option("--config", envvar=env_name("reference_config"),
                                                      help="recipe JSON instead of the task's default")] = None,
     base_model: Annotated[Path | None, typer.Option(
@@ -42,6 +42,9 @@ def reference(
 
     Benchmarks: SFT on the benchmark's allowed training data (hub or --data-dir).
 
+    Tinker tasks: the frogs recipe through the Tinker API (TINKER_BASE_URL, TINKER_API_KEY); --out gets the
+    checkpoint's tinker:// path.
+
     The configuration (CPU for the tiny model, GPU for real ones) follows from the task.
     """
     from ptbench.catalog.spec import TaskSpec
@@ -52,7 +55,8 @@ def reference(
     from_file = task.endswith(".json") or "/" in task
     spec = TaskSpec.load(Path(task)) if from_file else get_task(task)
     if out is None:
-        out = Path(str(FINAL_MODEL)) if from_file else work_dir() / "reference" / spec.name / "final_model"
+        submission = submission_path(spec)
+        out = Path(str(submission)) if from_file else work_dir() / "reference" / spec.name / submission.name
     recipe = load_recipe(config) if config is not None else recipe_for(spec)
     if show_config:
         print(recipe.model_dump_json(indent=2))

@@ -5,13 +5,16 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ptbench.cli.runs import StoreOption, default_store
 from ptbench.errors import UserError
 from ptbench.paths import work_dir
+
+if TYPE_CHECKING:
+    from ptbench.run.local_tinker import TinkerMode
 
 
 def run(
@@ -42,6 +45,9 @@ def run(
     agent_config: Annotated[Path | None, typer.Option(
         "--agent-config", help='a JSON file {"schema_version": 1, "kwargs": {...}, "env": {...}} for every agent '
         "(--agent-kwarg and --agent-env win)")] = None,
+    tinker: Annotated[str | None, typer.Option(
+        "--tinker", help="tasks that train through the Tinker API: auto (default: the service when TINKER_API_KEY is "
+        "set, else a local server), local (ptbench tinker serve beside the sandboxes) or service")] = None,
     store: StoreOption = None,
 ) -> None:
     """Run agents x tasks x seeds as one Harbor job with live progress; results go to the store."""
@@ -55,7 +61,8 @@ def run(
     if resume is not None:
         given = [flag for flag, value in (("--task", task), ("--agent", agent), ("--seeds", seeds), ("--env", env),
                  ("--concurrency", concurrency), ("--job-name", job_name), ("--data-dir", data_dir),
-                 ("--agent-kwarg", agent_kwarg), ("--agent-env", agent_env), ("--agent-config", agent_config))
+                 ("--agent-kwarg", agent_kwarg), ("--agent-env", agent_env), ("--agent-config", agent_config),
+                 ("--tinker", tinker))
                  if value is not None]
         if given:
             raise UserError(f"--resume continues a job with its own settings; drop {', '.join(given)}")
@@ -75,6 +82,7 @@ def run(
             environment=jobs.resolve_environment(env or "local"),
             concurrency=4 if concurrency is None else concurrency,
             settings=agent_settings(agent_config, agent_kwarg or [], agent_env or []),
+            tinker=_tinker_mode(tinker),
         )
     store_path = default_store(store)
     _check_store(store_path)  # an old store is refused before the job runs, not after
@@ -88,6 +96,15 @@ def run(
     if not_ok:
         print(f"error: {not_ok}", file=sys.stderr)
         raise typer.Exit(1)
+
+
+def _tinker_mode(value: str | None) -> TinkerMode:
+    """--tinker's value, checked."""
+    modes: tuple[TinkerMode, ...] = ("auto", "local", "service")
+    for mode in modes:
+        if (value or "auto") == mode:
+            return mode
+    raise UserError(f"--tinker must be one of {', '.join(modes)}, not {value!r}")
 
 
 def _check_store(store: Path) -> None:

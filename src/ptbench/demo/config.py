@@ -1,6 +1,7 @@
 """What one demo run does: which task, its budget, how many held-out boards and samples, where files go.
 
-The demo runs a catalog task (the tiny single-turn frogs task by default) with a few settings
+The demo runs a catalog task (the tiny single-turn frogs task by default; any frogs task on the tiny model, e.g.
+frogs-single-tinker-tiny, trained through ptbench's local Tinker) with a few settings
 changed on the spec itself, so every stage (export, Harbor, the verifier, the store) sees the
 same changed spec and records it: the agent's budget, the number of held-out boards and k, the
 samples per board (pass@k). Both models are scored with the same generation cap per answer
@@ -50,8 +51,8 @@ class DemoConfig(BaseModel):
         from ptbench.catalog.tasks import get_task
 
         base = get_task(self.task)
-        if not is_frogs(base) or base.backend != "local" or base.device != "cpu":
-            raise UserError(f"the demo runs a frogs task trained locally on a CPU; {self.task} is not one")
+        if not is_frogs(base) or base.base_model != "tiny":
+            raise UserError(f"the demo runs a frogs task on the tiny model (frogs-*-tiny); {self.task} is not one")
         changes: dict[str, object] = {"samples_per_item": self.samples_per_board}
         if self.budget_minutes is not None:
             changes["budget_hours"] = self.budget_minutes / 60
@@ -81,6 +82,11 @@ class DemoPaths(BaseModel):
     def jobs(self) -> Path:
         """Harbor's jobs dir; the job is jobs/<run>/."""
         return self.work_dir / "jobs"
+
+    @property
+    def tinker(self) -> Path:
+        """The local Tinker's checkpoints (Tinker tasks), as `ptbench run` keeps them: tinker/<run>/."""
+        return self.work_dir / "tinker" / self.run
 
     @property
     def job(self) -> Path:

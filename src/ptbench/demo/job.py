@@ -55,14 +55,16 @@ async def check_job(config: JobConfig) -> None:
     await preflight(config)
 
 
-async def run_job(config: JobConfig, console: Console, budget_seconds: float) -> Path:
-    """Run the job with a live view of its trial's phases; returns the job dir."""
+async def run_job(config: JobConfig, console: Console, budget_seconds: float, tinker_storage: Path) -> Path:
+    """Run the job with a live view of its trial's phases (beside its local Tinker, checkpoints in `tinker_storage`,
+    for a Tinker task); returns the job dir."""
     from ptbench.run.jobs import create_job
+    from ptbench.run.local_tinker import serving
 
     job = await create_job(config)
     watch = TrialWatch(budget_seconds, base_dir(config.environment.kwargs.get("sandbox_dir")))
     watch.attach(job)
-    with Live(watch, console=console, refresh_per_second=4, transient=False):
+    with serving(config, tinker_storage), Live(watch, console=console, refresh_per_second=4, transient=False):
         await job.run()
     console.line()  # Harbor's own progress bar, nested in the view, leaves the cursor at the end of a line
     return job.job_dir

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ptbench.demo.config import DEMO_K, DEMO_MAX_TOKENS, VERIFY_MAX_TOKENS_ENV, DemoConfig, DemoPaths
+from ptbench.demo.config import DEMO_K, DEMO_MAX_TOKENS, DEMO_TASK, VERIFY_MAX_TOKENS_ENV, DemoConfig, DemoPaths
 from ptbench.demo.failures import DemoFailed
 from ptbench.demo.phases import StepClock
 from ptbench.demo.report import JOB_STEP, build_summary, check_outcome
@@ -36,14 +36,14 @@ RECIPE_ENV = env_name("reference_config")
 def run_demo(console: Console, work_dir: Path, budget_minutes: float | None = None, *,
              heldout_boards: int | None = None, samples_per_board: int = DEMO_K,
              max_tokens: int | None = DEMO_MAX_TOKENS, recipe: Path | None = None,
-             run_name: str | None = None) -> DemoSummary:
+             run_name: str | None = None, task: str = DEMO_TASK) -> DemoSummary:
     """Run the demo under `work_dir` and return its summary; a failed stage raises UserError or DemoFailed.
 
     `budget_minutes`, `heldout_boards`: the task's own when None; `max_tokens`: the verifier's cap per
     answer for both models (None: the benchmark's); `recipe`: a reference-recipe JSON replacing the
-    task's default configuration; `run_name`: default demo-<date>__<time>.
+    task's default configuration; `run_name`: default demo-<date>__<time>; `task`: a frogs task on the tiny model.
     """
-    config = DemoConfig(budget_minutes=budget_minutes, heldout_boards=heldout_boards,
+    config = DemoConfig(task=task, budget_minutes=budget_minutes, heldout_boards=heldout_boards,
                         samples_per_board=samples_per_board, max_tokens=max_tokens, recipe=recipe, run_name=run_name)
     quiet_harbor()
     spec = config.spec()
@@ -54,8 +54,9 @@ def run_demo(console: Console, work_dir: Path, budget_minutes: float | None = No
         env[VERIFY_MAX_TOKENS_ENV] = str(config.max_tokens)
     clock = StepClock(console, STEPS, paths.error_log)
     console.print(f"[bold]ptbench demo[/bold]: task {spec.name}, run {paths.run}, files under {paths.work_dir}")
+    where = "through ptbench's local Tinker API" if spec.backend == "tinker" else "in a local sandbox"
     console.print(f"the reference recipe post-trains the tiny base model within {spec.budget_hours * 60:g} minutes "
-                  f"in a local sandbox through Harbor; the verifier scores it on {spec.heldout_count} held-out "
+                  f"{where} through Harbor; the verifier scores it on {spec.heldout_count} held-out "
                   f"boards, {spec.samples_per_item} samples each, against the base model")
 
     with clock.step("tiny base model (built once, cached)", setup=True):
@@ -75,7 +76,7 @@ def run_demo(console: Console, work_dir: Path, budget_minutes: float | None = No
     with clock.step("base model on the held-out boards"):
         _score_base(console, task_dir, model_dir, paths, config.max_tokens)
     with clock.step(JOB_STEP):
-        asyncio.run(run_job(job, console, spec.budget_hours * 3600))
+        asyncio.run(run_job(job, console, spec.budget_hours * 3600, paths.tinker))
     with clock.step("ingest into the results store", spinner=True):
         from ptbench.store.ingest import ingest
 

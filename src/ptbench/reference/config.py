@@ -4,7 +4,8 @@ Two kinds: a frogs recipe (parse-gated SFT, then GRPO over a board-size curricul
 on dev boards) and a benchmark recipe (SFT on the benchmark's allowed training data). Each
 has a CPU configuration for the tiny model (minutes on 2 cores) and GPU configurations for
 the real base models (hours on one GPU, LoRA, vLLM generation for GRPO). `recipe_for(spec)`
-picks one from the task's base model and device; `--config FILE.json` overrides it.
+picks one from the task's base model, device and backend (a Tinker task's recipe trains LoRA weights through the
+Tinker API); `--config FILE.json` overrides it.
 """
 
 from __future__ import annotations
@@ -154,6 +155,17 @@ TINY_BENCHMARK = BenchmarkRecipe(
     sft=SftSettings(learning_rate=5e-4, batch_size=8, max_steps=60, max_length=512, eval_every=20),
 )
 
+# the same through the Tinker API (LoRA on the service's side; LoRA takes a larger step than full fine-tuning)
+TINY_FROGS_TINKER = TINY_FROGS.model_copy(update={
+    "lora": LoraSettings(r=16),
+    "sft": TINY_FROGS.sft.model_copy(update={"learning_rate": 1e-2}),
+    "grpo": TINY_FROGS.grpo.model_copy(update={"learning_rate": 1e-3}),
+})
+TINY_FROGS_MULTI_TINKER = TINY_FROGS_MULTI.model_copy(update={
+    "lora": LoraSettings(r=16),
+    "sft": TINY_FROGS_MULTI.sft.model_copy(update={"learning_rate": 1e-2}),
+})
+
 # --- real base models on one GPU: hours -------------------------------------------------------------
 
 _GPU_LR = {"qwen3-1.7b": 1e-4, "qwen3-4b": 5e-5, "smollm3-3b": 5e-5, "gemma-3-4b": 5e-5, "qwen3-8b": 3e-5}
@@ -186,16 +198,16 @@ def recipe_for(spec: TaskSpec) -> FrogsRecipe | BenchmarkRecipe:
     """The configuration for a task: CPU/tiny when it names the tiny model, else its base model's GPU one."""
     frogs = spec.is_frogs
     mode: Literal["single", "multi"] = "multi" if spec.definition.multi_turn else "single"
+    tinker = spec.backend == "tinker"
     if spec.base_model == "tiny":
         if not frogs:
             return TINY_BENCHMARK
+        if tinker:
+            return TINY_FROGS_MULTI_TINKER if mode == "multi" else TINY_FROGS_TINKER
         return TINY_FROGS_MULTI if mode == "multi" else TINY_FROGS
-    if spec.backend == "tinker":
-        raise UserError(f"task {spec.name} trains through the Tinker API; the reference recipes train locally "
-                        "(run them on a GPU task spec for the same model)")
     if spec.base_model not in _GPU_LR:
         raise UserError(f"no reference GPU configuration for base model {spec.base_model!r}")
-    if spec.device != "gpu":
+    if spec.device != "gpu" and not tinker:
         raise UserError(f"task {spec.name} runs {spec.base_model} on a CPU; its reference recipe needs a GPU")
     if not frogs:
         return _gpu_benchmark(spec.base_model)

@@ -1,21 +1,22 @@
 """Evaluation on dev boards during training, with a few raw outputs printed every time.
 
-The model in training is wrapped in the same transformers backend the verifier uses (forced
-chat template, its stop tokens) and sampled with the benchmark's own temperature, so the
-numbers are what the verifier would see on boards like these. Printing raw outputs at each
+The model in training is wrapped in a backend the verifier uses (transformers for a model trained here, the Tinker
+sampler for one trained through Tinker; forced chat template, its stop tokens) and sampled with the benchmark's
+own temperature, so the numbers are what the verifier would see on boards like these. Printing raw outputs at each
 evaluation is the sanity check: a parse rate means little until someone has read the answers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from functools import partial
 
 from pydantic import BaseModel, ConfigDict
 from rich.console import Console
 from rich.markup import escape
 
 from ptbench.frogs import BoardRecord, Rules, render_prompt, score_answer
-from ptbench.models.backends.base import Conversation, GenerationSettings
+from ptbench.models.backends.base import Backend, Conversation, GenerationSettings
 from ptbench.models.backends.transformers_backend import TransformersBackend
 from ptbench.reference.training import Policy
 
@@ -55,16 +56,10 @@ Outcome = tuple[bool, bool, str]
 Player = Callable[[list[BoardRecord]], list[Outcome]]
 
 
-def evaluate_dev(policy: Policy, boards: dict[int, list[BoardRecord]], play: Player, console: Console,
-                 phase: str, step: int, show: int) -> DevEval:
-    """Score the policy on the dev boards with `play` and print `show` raw outputs."""
-    model = policy.model
-    saved_config = model.generation_config
-    try:
-        outcomes = {n: play(records) for n, records in boards.items()}
-    finally:
-        model.generation_config = saved_config
-        model.train()
+def evaluate_dev(boards: dict[int, list[BoardRecord]], play: Player, console: Console, phase: str, step: int,
+                 show: int) -> DevEval:
+    """Score a policy on the dev boards with `play` and print `show` raw outputs."""
+    outcomes = {n: play(records) for n, records in boards.items()}
     sizes = tuple(
         SizeResult(n=n, boards=len(rows), parse_rate=_mean(p for p, _, _ in rows),
                    pass_rate=_mean(s for _, s, _ in rows))
@@ -77,20 +72,25 @@ def evaluate_dev(policy: Policy, boards: dict[int, list[BoardRecord]], play: Pla
     return result
 
 
-def single_turn_player(policy: Policy, settings: GenerationSettings, rules: Rules) -> Player:
-    """Play single-turn boards through the verifier's transformers backend (forced template, stop tokens)."""
+def single_turn_player(backend: Callable[[], Backend], settings: GenerationSettings, rules: Rules) -> Player:
+    """Play single-turn boards through one of the verifier's backends (forced template, stop tokens), opened per play
+    (`transformers_backend(policy)` for a model in training here)."""
 
     def play(records: list[BoardRecord]) -> list[Outcome]:
-        backend = TransformersBackend(policy.model, policy.tokenizer, policy.template, batch_size=32)
         conversations: list[Conversation] = [[{"role": "user", "content": render_prompt(r.board, rules)}]
                                              for r in records]
         rows = []
-        for record, (completion,) in zip(records, backend.generate(conversations, settings), strict=True):
+        for record, (completion,) in zip(records, backend().generate(conversations, settings), strict=True):
             score = score_answer(record.board, completion.text, rules)
             rows.append((score.parsed_strict, score.valid, completion.text))
         return rows
 
     return play
+
+
+def transformers_backend(policy: Policy) -> Callable[[], Backend]:
+    """The verifier's transformers backend over the model in training."""
+    return partial(TransformersBackend, policy.model, policy.tokenizer, policy.template, batch_size=32)
 
 
 def _mean(values: Iterable[bool]) -> float:

@@ -25,14 +25,14 @@ from ptbench.reference.config import FrogsRecipe
 from ptbench.reference.dev_scores import DevEval
 from ptbench.reference.frogs_data import answer_text
 from ptbench.reference.progress import RichSteps, progress_bar, without_log_printing
-from ptbench.reference.training import Policy, trl_args
+from ptbench.reference.training import ChatFormat, Policy, trl_args
 
 Example = dict[str, str]
 Puzzle = tuple[Board, tuple[Cell, ...]]
 """A board and its solution."""
 
 
-def single_turn_examples(policy: Policy, puzzles: list[Puzzle], rules: Rules) -> list[Example]:
+def single_turn_examples(policy: ChatFormat, puzzles: list[Puzzle], rules: Rules) -> list[Example]:
     """Prompt-completion pairs: the verifier's prompt, then the strict answer and the end of the turn."""
     return [{"prompt": policy.prompt([{"role": "user", "content": render_prompt(board, rules)}]),
              "completion": answer_text(solution) + policy.end_of_turn} for board, solution in puzzles]
@@ -48,12 +48,16 @@ class SftGate(TrainerCallback):
         self.history: list[DevEval] = []
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        if state.global_step % self.every and state.global_step < state.max_steps:
-            return
-        result = self.evaluate(state.global_step)
-        self.history.append(result)
-        if self.reached(result):
+        if self.after_step(state.global_step, state.max_steps):
             control.should_training_stop = True
+
+    def after_step(self, step: int, max_steps: int) -> bool:
+        """Evaluate when due (every `every` steps, and after the last); whether training should stop."""
+        if step % self.every and step < max_steps:
+            return False
+        result = self.evaluate(step)
+        self.history.append(result)
+        return self.reached(result)
 
     def reached(self, result: DevEval) -> bool:
         """Whether an evaluation passes: parse rate overall, and pass rate on the signal size."""

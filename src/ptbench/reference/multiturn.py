@@ -14,6 +14,7 @@ environment's results), all rendered with the forced chat template.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,13 +23,13 @@ from rich.console import Console
 
 from ptbench.frogs import Board, BoardRecord, FrogToolEnv, Rules, verify_placement
 from ptbench.frogs.toolenv import TOOLS
-from ptbench.models.backends.base import Conversation, GenerationSettings
+from ptbench.models.backends.base import Backend, Conversation, GenerationSettings
 from ptbench.reference.config import FrogsRecipe, Stage
 from ptbench.reference.dev_scores import Outcome, Player
 from ptbench.reference.frogs_grpo import clean_share, grpo_config
 from ptbench.reference.frogs_sft import Example, Puzzle
 from ptbench.reference.progress import RichSteps, progress_bar, without_log_printing
-from ptbench.reference.training import Policy
+from ptbench.reference.training import ChatFormat, Policy
 
 
 def place_all(puzzle: Puzzle) -> str:
@@ -50,7 +51,7 @@ def demonstration(puzzle: Puzzle, rules: Rules) -> Conversation:
             {"role": "assistant", "content": SUBMIT}]
 
 
-def sft_examples(policy: Policy, puzzles: list[Puzzle], rules: Rules) -> list[Example]:
+def sft_examples(policy: ChatFormat, puzzles: list[Puzzle], rules: Rules) -> list[Example]:
     """One prompt-completion pair per assistant turn of each demonstration."""
     examples = []
     for puzzle in puzzles:
@@ -163,10 +164,37 @@ def player(policy: Policy, settings: GenerationSettings, rules: Rules, max_turns
         policy.model.eval()
         episodes = play_episodes(policy, [r.board for r in records], rules, settings.temperature,
                                  settings.max_new_tokens, max_turns)
-        return [(any(c.ok for c in e.env.transcript), e.env.solved,
-                 " ".join(c.raw or "(no call)" for c in e.env.transcript)) for e in episodes]
+        return [_outcome(e.env) for e in episodes]
 
     return play
+
+
+def backend_player(backend: Callable[[], Backend], settings: GenerationSettings, rules: Rules,
+                   max_turns: int) -> Player:
+    """Dev evaluation of a multi-turn policy that a backend serves (the Tinker sampler): every board's episode, one
+    turn of all live episodes at a time, the conversation laid out as in `demonstration`."""
+
+    def play(records: list[BoardRecord]) -> list[Outcome]:
+        model = backend()
+        envs = [FrogToolEnv(r.board, rules) for r in records]
+        chats: list[Conversation] = [[{"role": "system", "content": env.system_prompt},
+                                      {"role": "user", "content": env.task_prompt}] for env in envs]
+        for _ in range(max_turns):
+            live = [i for i, env in enumerate(envs) if not env.done]
+            if not live:
+                break
+            for i, (completion,) in zip(live, model.generate([chats[i] for i in live], settings), strict=True):
+                observation = envs[i].step(completion.text).observation
+                chats[i] += [{"role": "assistant", "content": completion.text},
+                             {"role": "user", "content": observation}]
+        return [_outcome(env) for env in envs]
+
+    return play
+
+
+def _outcome(env: FrogToolEnv) -> Outcome:
+    """(any call worked, solved, the calls made)."""
+    return any(c.ok for c in env.transcript), env.solved, " ".join(c.raw or "(no call)" for c in env.transcript)
 
 
 def train_stage(policy: Policy, recipe: FrogsRecipe, rules: Rules, stage: Stage, boards: list[Board],

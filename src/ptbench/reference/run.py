@@ -1,7 +1,8 @@
 """`ptbench reference`: run a task's reference recipe and save the model where the task says.
 
 Frogs (single- or multi-turn): load the base model, draw training and dev boards, evaluate the
-base on dev, SFT until outputs parse, GRPO over the board-size curriculum, save. Benchmarks: SFT on
+base on dev, SFT until outputs parse, GRPO over the board-size curriculum, save. Tinker tasks: the same through
+the Tinker API (`tinker_frogs`), the checkpoint's path written to path.txt. Benchmarks: SFT on
 the benchmark's allowed training data, save. Every phase is timed (wall and CPU seconds) and the
 run is recorded in reference_report.json beside the model directory.
 
@@ -25,7 +26,14 @@ from ptbench.catalog.spec import TaskSpec
 from ptbench.datadir.manifest import view_dir
 from ptbench.errors import UserError
 from ptbench.reference.config import BenchmarkRecipe, FrogsRecipe, recipe_for
-from ptbench.reference.dev_scores import DevEval, Player, dev_settings, evaluate_dev, single_turn_player
+from ptbench.reference.dev_scores import (
+    DevEval,
+    Player,
+    dev_settings,
+    evaluate_dev,
+    single_turn_player,
+    transformers_backend,
+)
 from ptbench.reference.progress import PhaseClock
 from ptbench.reference.report import RecipePhaseTime, ReferenceReport
 from ptbench.reference.training import Policy, check_out, load_policy, save_final_model
@@ -68,6 +76,13 @@ def run_reference(spec: TaskSpec, out: Path, *, recipe: FrogsRecipe | BenchmarkR
     report = ReferenceReport(task=spec.name, benchmark=spec.benchmark, base_model=spec.base_model,
                              recipe=recipe.model_dump(mode="json"), model_dir=str(out), seed=recipe.seed)
     console.print(f"seed {recipe.seed}" + (f" (from {env_name('seed')})" if settings().seed is not None else ""))
+    if spec.backend == "tinker":
+        from ptbench.reference.tinker_frogs import run_tinker_frogs
+
+        if not isinstance(recipe, FrogsRecipe):
+            raise UserError(f"task {spec.name} trains through Tinker; only frogs recipes do")
+        run_tinker_frogs(spec, recipe, out, clock, console, report)
+        return _finish(report, clock, out, report_path, console)
     with tempfile.TemporaryDirectory(prefix="ptbench-reference-") as work:
         if isinstance(recipe, BenchmarkRecipe):
             from ptbench.reference.benchmark_sft import run_benchmark_sft, training_pairs
@@ -83,6 +98,12 @@ def run_reference(spec: TaskSpec, out: Path, *, recipe: FrogsRecipe | BenchmarkR
                 report.train_examples = run_benchmark_sft(spec, recipe, policy, pairs, Path(work), console)
         with clock.phase("save"):
             save_final_model(policy, out, replace=force)
+    return _finish(report, clock, out, report_path, console)
+
+
+def _finish(report: ReferenceReport, clock: PhaseClock, out: Path, report_path: Path | None,
+            console: Console) -> ReferenceReport:
+    """Time the phases into the report, write it and say where everything went."""
     report.phases = [RecipePhaseTime(name=name, wall_seconds=clock.wall[name], cpu_seconds=clock.cpu[name])
                      for name in clock.wall]
     path = report_path or default_report_path(out)
@@ -112,7 +133,7 @@ def _run_frogs(spec: TaskSpec, recipe: FrogsRecipe, policy: Policy, work: Path, 
         from ptbench.reference import frogs_grpo
         from ptbench.reference.frogs_sft import single_turn_examples
 
-        play: Player = single_turn_player(policy, sampling, spec.rules)
+        play: Player = single_turn_player(transformers_backend(policy), sampling, spec.rules)
         examples = single_turn_examples(policy, puzzles, spec.rules)
         train_stage: StageTrainer = partial(frogs_grpo.train_stage, policy, recipe, spec.rules, work=work,
                                             console=console)
@@ -124,7 +145,8 @@ def _run_frogs(spec: TaskSpec, recipe: FrogsRecipe, policy: Policy, work: Path, 
         train_stage = partial(multiturn.train_stage, policy, recipe, spec.rules, work=work, console=console)
 
     def evaluate(phase: str, step: int = 0) -> DevEval:
-        result = evaluate_dev(policy, boards.dev, play, console, phase, step, recipe.eval.show_samples)
+        with policy.evaluating():
+            result = evaluate_dev(boards.dev, play, console, phase, step, recipe.eval.show_samples)
         report.evaluations.append(result)
         return result
 

@@ -8,6 +8,8 @@ training. The final model is written as a full Hugging Face directory with safet
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,10 +26,9 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class Policy:
-    """The model being trained, its tokenizer and the forced chat template it is evaluated with."""
+class ChatFormat:
+    """A base model's tokenizer and the forced chat template it is evaluated with: how training text is rendered."""
 
-    model: PreTrainedModel
     tokenizer: PreTrainedTokenizerBase
     template: ChatTemplate
 
@@ -49,6 +50,23 @@ class Policy:
     def stop_ids(self) -> list[int]:
         """Token ids that end an assistant turn."""
         return self.template.stop_token_ids(self.tokenizer)
+
+
+@dataclass
+class Policy(ChatFormat):
+    """The model being trained (in this process), with its chat format."""
+
+    model: PreTrainedModel
+
+    @contextmanager
+    def evaluating(self) -> Iterator[None]:
+        """Sample from the model inside the block; its generation config and training mode come back after."""
+        saved = self.model.generation_config
+        try:
+            yield
+        finally:
+            self.model.generation_config = saved
+            self.model.train()
 
     def stop_at_end_of_turn(self) -> None:
         """Make the model's generation stop at the template's end-of-turn tokens.
@@ -85,6 +103,12 @@ def load_policy(base_model: str, recipe: FrogsRecipe | BenchmarkRecipe, base_dir
         tokenizer.pad_token = tokenizer.eos_token
     tokenizer.padding_side = "left"
     return Policy(model=model, tokenizer=tokenizer, template=chat_template(info.chat_template))
+
+
+def load_chat_format(base_model: str) -> ChatFormat:
+    """The base model's tokenizer (registry source, no weights loaded) and forced chat template."""
+    info = get_base_model(base_model)
+    return ChatFormat(tokenizer=load_tokenizer(base_source(info.key)), template=chat_template(info.chat_template))
 
 
 def trl_args(recipe: FrogsRecipe | BenchmarkRecipe, work: Path, **fields: Any) -> dict[str, Any]:

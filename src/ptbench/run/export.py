@@ -51,6 +51,9 @@ from ptbench.verify.judges import INTEGRITY_JUDGE_ENV, JUDGE_ENV
 MIN_VERIFIER_SEC = 15 * 60
 MAX_VERIFIER_SEC = 3 * 3600
 JUDGE_KEY = "OPENAI_API_KEY"
+TINKER_ENV = ("TINKER_API_KEY", "TINKER_BASE_URL")
+"""What a Tinker task's agent and verifier get from the host: the service's key and, for a local server
+(`ptbench run` sets both for its local mode), its address; empty = the real service."""
 """Passed with the judge-model choices to the verifier (empty when unset): the benchmark's judges where it has any,
 the integrity checks' optional judge everywhere."""
 
@@ -121,7 +124,9 @@ def task_toml(spec: TaskSpec, agent_data: str | None = None) -> str:
     )
 
     budget_sec = round(spec.budget_hours * 3600)
-    env = {"TINKER_API_KEY": "${TINKER_API_KEY}"} if spec.backend == "tinker" else {}
+    tinker = TINKER_ENV if spec.backend == "tinker" else ()
+    env = {key: f"${{{key}:-}}" for key in tinker}
+    verifier_env = (JUDGE_KEY, *((JUDGE_ENV,) if _judged(spec) else ()), INTEGRITY_JUDGE_ENV, *tinker)
     if agent_data is not None:
         env[env_name("data_dir")] = agent_data
     config = TaskConfig(
@@ -133,8 +138,7 @@ def task_toml(spec: TaskSpec, agent_data: str | None = None) -> str:
         agent=AgentConfig(timeout_sec=float(budget_sec)),
         verifier=VerifierConfig(
             timeout_sec=float(verifier_timeout_sec(spec)), environment_mode="separate",
-            env={key: f"${{{key}:-}}" for key in (JUDGE_KEY, JUDGE_ENV, INTEGRITY_JUDGE_ENV)}
-            if _judged(spec) else {key: f"${{{key}:-}}" for key in (JUDGE_KEY, INTEGRITY_JUDGE_ENV)},
+            env={key: f"${{{key}:-}}" for key in verifier_env},
         ),
         environment=EnvironmentConfig(
             cpus=spec.cpus, memory_mb=spec.memory_mb, gpus=spec.gpus,

@@ -14,7 +14,7 @@ from harbor.models.job.config import JobConfig
 from harbor.models.job.lock import JobLock
 from harbor.models.job.result import JobResult, JobStats
 from harbor.models.task.task import Task
-from harbor.models.trial.config import AgentConfig, EnvironmentConfig, TaskConfig
+from harbor.models.trial.config import AgentConfig, EnvironmentConfig, TaskConfig, VerifierConfig
 from pydantic import BaseModel
 from rich.console import Console
 
@@ -25,6 +25,7 @@ from ptbench.models.registry import get_base_model
 from ptbench.paths import cache_dir
 from ptbench.run.agents import AgentSettings, loopback_ports, resolve_agent, with_seed, with_settings
 from ptbench.run.labels import LOCAL_ENVIRONMENT
+from ptbench.run.local_tinker import TinkerMode, with_tinker
 from ptbench.settings import env_name
 from ptbench.store.ingest import read_job
 
@@ -87,6 +88,7 @@ def build_job_config(
     concurrency: int,
     console: Console | None = None,
     settings: AgentSettings | None = None,
+    tinker: TinkerMode = "auto",
 ) -> JobConfig:
     """One Harbor job: every agent on every task, once per seed; each seed its own tagged agent config, every agent
     with the run's `settings` (kwargs and environment).
@@ -94,7 +96,8 @@ def build_job_config(
     When a task starts from the locally built tiny model, it is built (or found in the cache) now,
     before any trial's budget runs, and the local environment sees it read-only (`with_tiny_model`). Tasks exported
     with benchmark data get their agent files bound into the agent's environment (`with_task_data`). A model API on
-    this host's loopback that an agent's variables name is forwarded into local sandboxes (`forward_ports`).
+    this host's loopback that an agent's variables name is forwarded into local sandboxes (`forward_ports`). Tasks
+    that train through the Tinker API use the service or, by `tinker` mode, a local server (`local_tinker`).
     """
     if seeds < 1:
         raise UserError("--seeds must be at least 1")
@@ -108,7 +111,9 @@ def build_job_config(
         environment = environment.model_copy(update={"kwargs": {**environment.kwargs, "forward_ports": ports}})
     environment = _share_tiny_model(environment, tasks, console or Console(stderr=True))
     environment = with_task_data(environment, tasks)
+    environment, verifier_env = with_tinker(environment, tasks, tinker, is_local(environment))
     return JobConfig(
+        verifier=VerifierConfig(env=verifier_env),
         job_name=job_name,
         jobs_dir=jobs_dir.resolve(),
         n_attempts=1,

@@ -1,5 +1,5 @@
 """Running a Harbor job built by `run.jobs`: Harbor kept quiet and offline, preflight, then the job inside the live
-progress display."""
+progress display (beside the job's local Tinker when it has one)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ async def launch(config: JobConfig, *, resuming: bool, console: Console | None =
     from rich.live import Live
 
     from ptbench.run.jobs import create_job, prepare_resume
+    from ptbench.run.local_tinker import serving
     from ptbench.run.preflight import preflight
     from ptbench.run.progress import JobProgress
     from ptbench.store.ingest import read_job
@@ -37,7 +38,7 @@ async def launch(config: JobConfig, *, resuming: bool, console: Console | None =
     progress.attach(job)
     live = Live(progress, console=console, refresh_per_second=4, transient=True)
     try:
-        with live:
+        with serving(config), live:
             await job.run()
     finally:
         live.console.print(progress)  # the last state stays on screen (and reaches logs when not a terminal)

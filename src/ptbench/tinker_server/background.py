@@ -13,6 +13,13 @@ from ptbench.tinker_server.service import TinkerService
 from ptbench.tinker_server.storage import Storage
 
 
+def free_port() -> int:
+    """A port of this host's loopback that nothing listens on now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 @contextmanager
 def serve_in_thread(storage: Path, device: str | None = None) -> Iterator[tuple[str, TinkerService]]:
     """Run a server until the block ends; yields its base URL and its service."""
@@ -20,9 +27,7 @@ def serve_in_thread(storage: Path, device: str | None = None) -> Iterator[tuple[
 
     from ptbench.tinker_server.app import build_app
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     service = TinkerService(Storage(storage), device)
     server = uvicorn.Server(uvicorn.Config(build_app(service), host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, name="tinker-server", daemon=True)

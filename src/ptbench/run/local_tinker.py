@@ -1,0 +1,145 @@
+"""A job's local Tinker: `ptbench tinker serve` beside the sandboxes, for tasks that train through the Tinker API.
+
+Tinker tasks (`backend = "tinker"`) give the agent the Tinker API instead of a GPU. With `TINKER_API_KEY` set they
+use the service (`--tinker service`); without one (`--tinker auto`, the default) or with `--tinker local`,
+`ptbench run` serves the API itself, on the local environment:
+
+- `with_tinker` picks a free port of this host's loopback, names it in the environment's `forward_ports` (so each
+  sandbox, the agent's and the verifier's, reaches that one port through its own relay socket, never the host's
+  loopback as a whole) and sets `TINKER_BASE_URL` (and `PTBENCH_TINKER_URL`, the verifier's) and a `tml-` key in
+  the environment's variables, which every
+  command of both environments gets (and the job's verifier variables, which win over the task's): the unmodified
+  SDK, the agent's code and the verifier's sampler then talk to
+  the local server as they would to the service. The instruction and the rules stay as they are.
+- `serving(config)` runs the server for as long as the job runs (also when it is resumed: the port is in the
+  job's config), as a child process with its checkpoints under `.ptbench/tinker/<job>/`, outside every sandbox.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+from urllib.parse import urlsplit
+
+from ptbench.catalog.spec import TaskSpec
+from ptbench.errors import UserError
+from ptbench.sandbox.forward import parse_ports
+from ptbench.settings import env_name
+
+if TYPE_CHECKING:
+    from harbor.models.job.config import JobConfig
+    from harbor.models.trial.config import EnvironmentConfig, TaskConfig
+
+TinkerMode = Literal["auto", "local", "service"]
+LOCAL_KEY = "tml-ptbench-local"
+"""The key a local server's clients present (the SDK insists on a `tml-` key; the server checks none)."""
+KEY_ENV, URL_ENV = "TINKER_API_KEY", "TINKER_BASE_URL"
+START_SECONDS = 120.0
+LOG_FILE = "server.log"
+
+
+def tinker_task_names(tasks: list[TaskConfig]) -> list[str]:
+    """The tasks (dirs with a ptbench spec) that train through the Tinker API."""
+    names = []
+    for task in tasks:
+        if task.path is None:
+            continue
+        try:
+            spec = TaskSpec.load(task.path / "tests" / "task.json")
+        except UserError:
+            continue
+        if spec.backend == "tinker":
+            names.append(task.path.name)
+    return names
+
+
+def with_tinker(environment: EnvironmentConfig, tasks: list[TaskConfig], mode: TinkerMode,
+                local_environment: bool) -> tuple[EnvironmentConfig, dict[str, str]]:
+    """The environment config with a local Tinker opened into it when the job's Tinker tasks use one, and the
+    variables the job gives its verifiers (over the task's, which name the host's, unset for a local server)."""
+    names = tinker_task_names(tasks)
+    if not names:
+        return environment, {}
+    key = os.environ.get(KEY_ENV, "")
+    chosen = mode if mode != "auto" else ("service" if key else "local")
+    if chosen == "service":
+        if not key:
+            raise UserError(f"tasks {', '.join(names)} train through the Tinker service: set {KEY_ENV}, "
+                            "or run them on ptbench's own server with --tinker local")
+        return environment, {}
+    if not local_environment:
+        raise UserError(f"tasks {', '.join(names)}: the local Tinker serves jobs on the local environment only; "
+                        f"use --env local, or the Tinker service ({KEY_ENV} and --tinker service)")
+    from ptbench.tinker_server.background import free_port
+
+    port = free_port()
+    kwargs = dict(environment.kwargs)
+    kwargs["forward_ports"] = sorted({*parse_ports(kwargs.get("forward_ports")), port})
+    url = f"http://127.0.0.1:{port}"
+    opening = {URL_ENV: url, KEY_ENV: LOCAL_KEY, env_name("tinker_url"): url}
+    return environment.model_copy(update={"kwargs": kwargs, "env": {**environment.env, **opening}}, deep=True), opening
+
+
+def local_port(environment: EnvironmentConfig) -> int | None:
+    """The port of the job's local Tinker, when its config opens one (`with_tinker`; its `PTBENCH_TINKER_URL` says
+    so, kept as it is in the job's saved config, where Harbor masks the key)."""
+    return urlsplit(environment.env.get(env_name("tinker_url"), "")).port
+
+
+def storage_dir(job_name: str) -> Path:
+    """Where a job's local Tinker keeps its checkpoints."""
+    from ptbench.paths import work_dir
+
+    return work_dir() / "tinker" / job_name
+
+
+@contextmanager
+def serving(config: JobConfig, storage: Path | None = None) -> Iterator[Path | None]:
+    """Run the job's local Tinker (if its config opens one) until the block ends, its checkpoints in `storage`
+    (default `storage_dir`); yields the storage dir."""
+    port = local_port(config.environment)
+    if port is None:
+        yield None
+        return
+    storage = (storage or storage_dir(config.job_name)).resolve()
+    storage.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-m", "ptbench.cli.main", "tinker", "serve", "--host", "127.0.0.1",
+               "--port", str(port), "--storage", str(storage)]
+    with open(storage / LOG_FILE, "ab") as log:
+        server = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+    try:
+        _wait_ready(server, port, storage / LOG_FILE)
+        print(f"local Tinker at http://127.0.0.1:{port} (checkpoints in {storage})", file=sys.stderr)
+        yield storage
+    finally:
+        server.terminate()
+        try:
+            server.wait(10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def _wait_ready(server: subprocess.Popen[bytes], port: int, log: Path) -> None:
+    """Until the server answers its health check; a server that exits or hangs is a UserError."""
+    import httpx
+
+    deadline = time.monotonic() + START_SECONDS
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            tail = log.read_text(errors="replace").strip().splitlines()[-1:] or ["(no output)"]
+            raise UserError(f"the local Tinker did not start on port {port}: {tail[0]} (log: {log})")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/api/v1/healthz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    server.kill()
+    raise UserError(f"the local Tinker did not answer on port {port} within {START_SECONDS:.0f} s (log: {log})")

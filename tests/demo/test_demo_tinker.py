@@ -1,0 +1,70 @@
+"""The demo's Tinker path end to end, shortened: frogs-single-tinker-tiny, whose agent has no model of its own but the
+Tinker API. The job's local Tinker runs beside the sandboxes, the reference recipe trains through the unmodified SDK
+inside the agent's sandbox (one forwarded port), submits path.txt, and the verifier, in its own sandbox, samples that
+checkpoint from the same server; the base model is scored as in the plain demo."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from ptbench.demo import DemoSummary, run_demo
+from ptbench.reference.config import TINY_FROGS_TINKER, EvalSettings, GrpoSettings, SftSettings, Stage, dump_recipe
+
+pytestmark = pytest.mark.slow
+BOARDS, K = 3, 2
+
+
+@pytest.fixture(scope="module")
+def tinker_demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[DemoSummary, Path, str]:
+    work = tmp_path_factory.mktemp("work")
+    recipe = work.parent / "tinker-recipe.json"
+    dump_recipe(TINY_FROGS_TINKER.model_copy(update={
+        "sft_boards_per_size": 8,
+        "sft": SftSettings(learning_rate=1e-2, batch_size=4, max_steps=2, max_length=512, eval_every=2),
+        "grpo": GrpoSettings(learning_rate=1e-3, prompts_per_step=1, num_generations=2, max_completion_length=16),
+        "curriculum": (Stage(n=4, steps=1),),
+        "eval": EvalSettings(boards_per_size=2, show_samples=1, max_new_tokens=16),
+    }), recipe)
+    out = io.StringIO()
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("PTBENCH_HELDOUT_SEED", "20261126")
+        env.delenv("TINKER_API_KEY", raising=False)  # no service: the job serves the API itself
+        summary = run_demo(Console(file=out, width=200), work, 10, heldout_boards=BOARDS, samples_per_board=K,
+                           recipe=recipe, run_name="tinker", task="frogs-single-tinker-tiny")
+    return summary, work, out.getvalue()
+
+
+def test_the_recipe_trains_through_the_local_tinker_and_the_verifier_scores_its_checkpoint(tinker_demo) -> None:
+    summary, work, printed = tinker_demo
+    assert summary.trial_status == "ok", summary.trial_reason
+    assert summary.task == "frogs-single-tinker-tiny"
+    trial = Path(summary.locations.trial_dir or "")
+    agent_log = (trial / "agent" / "oracle.txt").read_text()
+    for step in ("SFT through Tinker", "RL through Tinker", "saved the post-trained model to /app/path.txt"):
+        assert step in agent_log
+    checkpoint = (trial / "artifacts" / "app" / "path.txt").read_text().strip()
+    assert checkpoint.startswith("tinker://") and checkpoint.endswith("/sampler_weights/final")
+    details = json.loads((trial / "verifier" / "details.json").read_text())
+    assert details["intake"]["kind"] == "tinker" and details["evaluation"]["status"] == "success"
+    assert summary.trained is not None and summary.trained.scored == "submission"
+    assert summary.trained.samples == BOARDS * K
+    # The checkpoint lives in the server's storage, outside every sandbox, under the demo's work dir.
+    run_id = checkpoint.removeprefix("tinker://").split("/")[0]
+    assert (work / "tinker" / "tinker" / run_id).is_dir()
+    assert "local Tinker at http://127.0.0.1:" in printed or (work / "tinker" / "tinker" / "server.log").is_file()
+
+
+def test_the_sandboxes_reached_the_server_through_their_forwarded_port_only(tinker_demo) -> None:
+    summary, work, _ = tinker_demo
+    config = json.loads((work / "jobs" / "tinker" / "config.json").read_text())
+    environment = config["environment"]
+    url = environment["env"]["TINKER_BASE_URL"]
+    port = int(url.rsplit(":", 1)[1])
+    assert url == f"http://127.0.0.1:{port}" and port in environment["kwargs"]["forward_ports"]
+    assert environment["env"]["PTBENCH_TINKER_URL"] == url
+    assert config["verifier"]["env"]["TINKER_BASE_URL"] == url  # over the task's, which names the host's (unset)

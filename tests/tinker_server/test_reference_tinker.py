@@ -1,0 +1,80 @@
+"""The reference recipe of the Tinker tasks, trained through the unmodified SDK on the local server: its training
+data, a multi-turn run end to end, and the checkpoint it submits opened as the verifier opens it."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from ptbench.catalog.tasks import get_task
+from ptbench.frogs import generate_training_boards
+from ptbench.models.backends.tinker_sampler import TinkerSampler
+from ptbench.reference.config import (
+    TINY_FROGS_MULTI_TINKER,
+    TINY_FROGS_TINKER,
+    EvalSettings,
+    SftSettings,
+    Stage,
+    recipe_for,
+)
+from ptbench.reference.frogs_data import answer_text
+from ptbench.reference.run import run_reference
+from ptbench.reference.tinker_frogs import conversation, supervised_data
+from ptbench.reference.training import load_chat_format
+
+
+@pytest.fixture(scope="module")
+def puzzle():
+    record = next(iter(generate_training_boards(1, 3, "touch", ("tiny",))))
+    return record.board, record.solution
+
+
+def test_tinker_tasks_get_the_tinker_recipes() -> None:
+    assert recipe_for(get_task("frogs-single-tinker-tiny")) is TINY_FROGS_TINKER
+    assert recipe_for(get_task("frogs-multi-tinker-tiny")) is TINY_FROGS_MULTI_TINKER
+    assert TINY_FROGS_TINKER.lora is not None  # Tinker trains LoRA weights
+    assert recipe_for(get_task("frogs-single-qwen3-8b")).lora is not None  # no longer refused
+
+
+def test_only_the_answer_is_trained(tiny_dir, puzzle) -> None:
+    chat = load_chat_format("tiny")
+    (datum,) = supervised_data(chat, conversation(puzzle, "touch", multi_turn=False))
+    weights = datum.loss_fn_inputs["weights"].to_numpy()
+    targets = datum.loss_fn_inputs["target_tokens"].to_numpy()
+    trained = [int(t) for t, w in zip(targets, weights, strict=True) if w == 1.0]
+    assert set(weights.tolist()) == {0.0, 1.0} and weights[0] == 0.0 and weights[-1] == 1.0
+    assert chat.tokenizer.decode(trained) == answer_text(puzzle[1]) + chat.end_of_turn
+    assert datum.model_input.length == len(targets)
+    multi = supervised_data(chat, conversation(puzzle, "touch", multi_turn=True))
+    assert len(multi) == 2  # the demonstration's two assistant turns: place and check, then submit
+    assert chat.tokenizer.decode([int(t) for t, w in zip(multi[1].loss_fn_inputs["target_tokens"].to_numpy(),
+                                                         multi[1].loss_fn_inputs["weights"].to_numpy(), strict=True)
+                                  if w]) == '<tool name="submit"/>' + chat.end_of_turn
+
+
+def test_the_multi_turn_recipe_trains_and_submits_through_the_sdk(service_client, tinker_url, tmp_path, monkeypatch):
+    monkeypatch.setenv("TINKER_BASE_URL", tinker_url)
+    recipe = TINY_FROGS_MULTI_TINKER.model_copy(update={
+        "sft_boards_per_size": 4,
+        "sft": SftSettings(learning_rate=1e-2, batch_size=4, max_steps=2, max_length=512, eval_every=2),
+        "curriculum": (Stage(n=4, steps=1),),
+        "eval": EvalSettings(boards_per_size=2, show_samples=1, max_new_tokens=24),
+        "max_turns": 2,
+    })
+    out = tmp_path / "submission" / "path.txt"
+    log = io.StringIO()
+    report = run_reference(get_task("frogs-multi-tinker-tiny"), out, recipe=recipe,
+                           console=Console(file=log, width=200))
+    checkpoint = out.read_text().strip()
+    assert checkpoint.startswith("tinker://") and checkpoint.endswith("/sampler_weights/final")
+    assert [(e.phase, e.step) for e in report.evaluations] == [("base", 0), ("SFT", 2)]
+    assert [p.name for p in report.phases] == ["boards", "connect", "evaluate base", "SFT", "save"]
+    assert report.train_examples == 2 * 2 * 4  # 2 steps x batch 4 puzzles, two turns each
+    assert any("SFT only" in note for note in report.notes)
+    assert "SFT through Tinker" in log.getvalue() and "raw N=4" in log.getvalue()
+    sampler = TinkerSampler.from_path_file(out, "tiny", service_client=service_client)
+    assert sampler.checkpoint == checkpoint
+    assert (Path(report.model_dir) == out) and (tmp_path / "submission" / "reference_report.json").is_file()
