@@ -250,3 +250,17 @@ def test_cli_intake(cli, full_copy: Path) -> None:
     assert refused.returncode == 1 and json.loads(refused.stdout)["reasons"] == ["config.json is missing"]
     unknown = cli("models", "intake", str(full_copy), "--base", "nope")
     assert unknown.returncode == 2 and unknown.stderr.startswith("error: unknown base model 'nope'")
+
+
+def test_the_submission_kind_must_be_the_tasks(tmp_path: Path, tiny_dir: Path) -> None:
+    """tiny trains locally and through Tinker: each task takes only its own kind of submission."""
+    checkpoint = tmp_path / "tinker"
+    checkpoint.mkdir()
+    (checkpoint / "path.txt").write_text("tinker://run-1/sampler_weights/final\n")
+    assert intake(checkpoint, "tiny").ok and intake(checkpoint, "tiny", "tinker").ok
+    local = intake(checkpoint, "tiny", "local")
+    assert not local.ok and local.reasons == ["the task takes a model directory, not a Tinker checkpoint (path.txt)"]
+    model = shutil.copytree(tiny_dir, tmp_path / "final_model")
+    assert intake(model, "tiny", "local").ok
+    tinker = intake(model, "tiny", "tinker")
+    assert not tinker.ok and "takes path.txt naming a tinker:// checkpoint, not a model directory" in tinker.reasons[0]

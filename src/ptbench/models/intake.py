@@ -68,6 +68,10 @@ _TEMPLATE_FILES = ("chat_template.jinja", "chat_template.json")
 _LISTED = 5  # names listed in one note
 
 
+TaskBackend = Literal["local", "tinker"]
+"""How a task trains: in its sandbox (a model directory is submitted) or through Tinker (a checkpoint path)."""
+
+
 class IntakeResult(BaseModel):
     """What intake decided about one submission."""
 
@@ -84,14 +88,16 @@ class IntakeResult(BaseModel):
     param_count: int | None = Field(None, description="parameters in the submitted weights")
 
 
-def intake(submission_dir: Path, base_model_key: str) -> IntakeResult:
-    """Check a submission against its base model; never raises for a bad submission."""
+def intake(submission_dir: Path, base_model_key: str, backend: TaskBackend | None = None) -> IntakeResult:
+    """Check a submission against its base model and, when given, the task's backend (a Tinker task takes a Tinker
+    checkpoint, any other task a model directory); never raises for a bad submission."""
     info = get_base_model(base_model_key)
     template = chat_template(info.chat_template)
     result = IntakeResult(ok=False, base_model=info.key, chat_template=template.name)
     try:
         root = _checked_root(submission_dir)
         result.kind = _kind(root, info)
+        _check_backend(result.kind, backend)
         if result.kind == "tinker":
             _check_tinker(root, result.notes)
         else:
@@ -130,6 +136,15 @@ def _kind(root: Path, info: BaseModelInfo) -> Literal["full", "adapter", "tinker
     if info.tinker and is_tinker(root):
         return "tinker"
     return "adapter" if is_adapter(root) else "full"
+
+
+def _check_backend(kind: Literal["full", "adapter", "tinker"], backend: TaskBackend | None) -> None:
+    """A Tinker checkpoint for a Tinker task, a model directory for any other."""
+    if backend == "tinker" and kind != "tinker":
+        raise Refusal(f"the task trains through Tinker and takes {TINKER_PATH_FILE} naming a tinker:// checkpoint, "
+                      f"not a model directory")
+    if backend == "local" and kind == "tinker":
+        raise Refusal(f"the task takes a model directory, not a Tinker checkpoint ({TINKER_PATH_FILE})")
 
 
 def _check_tinker(root: Path, notes: list[str]) -> None:

@@ -58,7 +58,7 @@ def evaluate(request: EvaluateRequest, console: Console) -> EvalOutcome:
                                resolve_judges(benchmark, request.judges), max_tokens=request.max_tokens)
     device = request.device or spec.device
     with console.status("intake: checking the submission"):
-        intake, loaded = load_submission(request.submission, spec.base_model, device)
+        intake, loaded = load_submission(request.submission, spec, device)
     if not intake.ok or loaded is None:
         reason = intake.reasons[0] if intake.reasons else "it could not be loaded"
         raise UserError(f"the verifier would score the base model instead of this submission: {reason}")

@@ -18,6 +18,7 @@ from ptbench.errors import UserError, first_line
 from ptbench.models.registry import get_base_model
 
 if TYPE_CHECKING:
+    from ptbench.catalog.spec import TaskSpec
     from ptbench.models.backends import Backend
     from ptbench.models.intake import IntakeResult
 
@@ -36,12 +37,14 @@ class LoadedModel:
     chat_template: str
 
 
-def load_submission(submission: Path, base_model: str, device: str) -> tuple[IntakeResult, LoadedModel | None]:
-    """Intake, then load the submission if it passed; a load failure becomes an intake reason (result not ok)."""
+def load_submission(submission: Path, spec: TaskSpec, device: str) -> tuple[IntakeResult, LoadedModel | None]:
+    """Intake (the spec's base model and backend), then load the submission if it passed; a load failure becomes an
+    intake reason (result not ok)."""
     from ptbench.models.backends import load_backend
     from ptbench.models.intake import intake
 
-    result = intake(_as_directory(submission), base_model)
+    base_model = spec.base_model
+    result = intake(_as_directory(submission), base_model, spec.backend)
     if not result.ok or result.model_path is None:
         return result, None
     model_dir = Path(result.model_path)

@@ -136,7 +136,7 @@ def _choose_model(spec: TaskSpec, submission: Path, device: str, verdict: Verdic
                   inputs: IntegrityInputs) -> LoadedModel:
     """Intake and integrity decide: the submission if it passes both and loads, else the base model."""
     with console.status("intake: checking the submission"):
-        intake, loaded = load_submission(submission, spec.base_model, device)
+        intake, loaded = load_submission(submission, spec, device)
     verdict.intake = intake
     verdict.stages.append(StageRecord(name="intake", status="passed" if intake.ok else "failed",
                                       reasons=intake.reasons + intake.notes))
