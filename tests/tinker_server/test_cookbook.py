@@ -1,20 +1,23 @@
 """The public tinker-cookbook's supervised training loop (`supervised.train.main`, sl_basic's recipe with the dataset
 swapped for the cookbook's own example conversations, as sl_basic shows) runs unmodified against the local server.
 
-tinker-cookbook 0.6.1 is not a pinned dependency: it requires tml-renderers>=0.4.1, which the package index this
-project installs from does not carry, so this test runs only where the cookbook is importable (for example after
-`pip install --target DIR --no-deps tinker-cookbook==0.6.1 chz blobfile pyrage cloudpickle lxml pycryptodomex
-tml-renderers` and PYTHONPATH=DIR).
+tinker-cookbook is not a resolved dependency (every release asks an older transformers than the pinned one):
+scripts/setup-venv installs it and its own packages with --no-deps into .venv/cookbook (requirements-cookbook.txt),
+which this module appends to sys.path; elsewhere the test runs wherever the cookbook is importable.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
+COOKBOOK = Path(sys.prefix) / "cookbook"
+if COOKBOOK.is_dir():
+    sys.path.append(str(COOKBOOK))  # after the environment's own packages, which win
 cookbook = pytest.importorskip("tinker_cookbook", reason="tinker-cookbook is not installed (see the module docstring)")
 
 

@@ -43,6 +43,10 @@ if TYPE_CHECKING:
     from tinker import types
 
 
+GRAD_CLIP = 1.0
+"""The gradient norm each step is clipped to (Tinker's losses are sums over tokens: spikes without it)."""
+
+
 class TinkerPolicy:
     """A LoRA training client on the service, its chat format and its step count."""
 
@@ -56,7 +60,7 @@ class TinkerPolicy:
         from tinker import types
 
         result = self.trainer.forward_backward(data, loss_fn)
-        self.trainer.optim_step(types.AdamParams(learning_rate=learning_rate)).result()
+        self.trainer.optim_step(types.AdamParams(learning_rate=learning_rate, grad_clip_norm=GRAD_CLIP)).result()
         self.step += 1
         return dict(result.result().metrics)
 
