@@ -53,6 +53,7 @@ def test_the_recipe_trains_through_the_local_tinker_and_the_verifier_scores_its_
     assert details["intake"]["kind"] == "tinker" and details["evaluation"]["status"] == "success"
     assert summary.trained is not None and summary.trained.scored == "submission"
     assert summary.trained.samples == BOARDS * K
+    assert summary.base.scored == "submission" and not summary.base.fallback_reasons  # the base dir itself, scored
     # The checkpoint lives in the server's storage, outside every sandbox, under the demo's work dir.
     run_id = checkpoint.removeprefix("tinker://").split("/")[0]
     assert (work / "tinker" / "tinker" / run_id).is_dir()

@@ -98,10 +98,18 @@ def run_demo(console: Console, work_dir: Path, budget_minutes: float | None = No
 
 
 def _score_base(console: Console, task_dir: Path, model_dir: Path, paths: DemoPaths, max_tokens: int | None) -> None:
-    """`ptbench verify` on the untouched base model: the same spec, boards and cap as the trial's verifier."""
+    """`ptbench verify` on the untouched base model: the same spec, boards and cap as the trial's verifier (a Tinker
+    task's spec as if trained locally: its submissions are checkpoints, the base model is a directory)."""
+    from ptbench.catalog.spec import TaskSpec
     from ptbench.verify.pipeline import VerifyFailed, VerifyRequest, verify
 
-    request = VerifyRequest(spec_path=task_dir / "tests" / "task.json", submission=model_dir,
+    spec_path = task_dir / "tests" / "task.json"
+    spec = TaskSpec.load(spec_path)
+    if spec.backend == "tinker":
+        spec_path = paths.summary.parent / "base_task.json"
+        spec_path.parent.mkdir(parents=True, exist_ok=True)
+        TaskSpec.model_validate({**spec.model_dump(), "backend": "local"}).dump(spec_path)
+    request = VerifyRequest(spec_path=spec_path, submission=model_dir,
                             out_dir=paths.baseline, heldout=task_dir / "tests" / "heldout.jsonl",
                             max_tokens=max_tokens)
     try:

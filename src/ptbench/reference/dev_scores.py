@@ -9,6 +9,7 @@ evaluation is the sanity check: a parse rate means little until someone has read
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from functools import partial
 
 from pydantic import BaseModel, ConfigDict
@@ -70,6 +71,21 @@ def evaluate_dev(boards: dict[int, list[BoardRecord]], play: Player, console: Co
                      pass_rate=_mean(s for _, s, _ in every))
     _print(console, result, outcomes, show)
     return result
+
+
+def dev_recorder(boards: dict[int, list[BoardRecord]], play: Player, console: Console, show: int,
+                 record: Callable[[DevEval], None],
+                 around: Callable[[], AbstractContextManager[None]] = nullcontext) -> Callable[[str, int], DevEval]:
+    """`evaluate(phase, step)`: `evaluate_dev` inside `around()` (e.g. the policy's evaluation mode), each result
+    passed to `record` too."""
+
+    def evaluate(phase: str, step: int = 0) -> DevEval:
+        with around():
+            result = evaluate_dev(boards, play, console, phase, step, show)
+        record(result)
+        return result
+
+    return evaluate
 
 
 def single_turn_player(backend: Callable[[], Backend], settings: GenerationSettings, rules: Rules) -> Player:

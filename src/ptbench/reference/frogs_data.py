@@ -19,10 +19,12 @@ import random
 from dataclasses import dataclass
 
 from ptbench.benchmarks.frogs_common import dev_seed
+from ptbench.catalog.spec import TaskSpec
 from ptbench.errors import UserError
 from ptbench.frogs import Board, BoardRecord, Cell, Rules, generate_training_boards
 from ptbench.frogs.canonical import symmetries
 from ptbench.frogs.tiers import tier_of
+from ptbench.reference.config import FrogsRecipe
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,18 @@ def recipe_boards(sizes: tuple[int, ...], train_per_size: int, dev_per_size: int
         if not train[n]:
             raise UserError(f"no training boards of size {n} left after holding out the dev boards")
     return RecipeBoards(train=train, dev=dev)
+
+
+def recipe_sets(spec: TaskSpec, recipe: FrogsRecipe) -> tuple[RecipeBoards, list[tuple[Board, tuple[Cell, ...]]]]:
+    """A frogs recipe's boards (its curriculum's sizes; training boards at the task's seed plus the recipe's) and its
+    SFT stream: enough puzzles for every SFT step."""
+    sizes = tuple(dict.fromkeys(stage.n for stage in recipe.curriculum))
+    boards = recipe_boards(sizes, recipe.sft_boards_per_size, recipe.eval.boards_per_size, spec.seed, spec.rules,
+                           train_seed=spec.seed + recipe.seed)
+    sft = recipe.sft
+    puzzles = training_stream([r for rs in boards.train.values() for r in rs],
+                              sft.max_steps * sft.batch_size * sft.grad_accum, recipe.seed, recipe.augment)
+    return boards, puzzles
 
 
 def _boards(n: int, count: int, seed: int, rules: Rules, exact: bool) -> list[BoardRecord]:

@@ -71,6 +71,13 @@ class SftGate(TrainerCallback):
         return bool(self.history) and self.reached(self.history[-1])
 
 
+def gate_note(recipe: FrogsRecipe, then: str) -> str:
+    """The report's note when SFT ran out of steps before its gate."""
+    sft = recipe.sft
+    return (f"SFT reached max_steps={sft.max_steps} before its gate (parse {sft.parse_gate}, signal "
+            f"{sft.signal_gate}); {then} ran anyway")
+
+
 def run_sft(policy: Policy, recipe: FrogsRecipe, examples: list[Example], evaluate: Callable[[int], DevEval],
             work: Path, console: Console) -> SftGate:
     """SFT until the parse gate (or `max_steps`); returns the gate with every evaluation it made."""

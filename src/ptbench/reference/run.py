@@ -26,14 +26,7 @@ from ptbench.catalog.spec import TaskSpec
 from ptbench.datadir.manifest import view_dir
 from ptbench.errors import UserError
 from ptbench.reference.config import BenchmarkRecipe, FrogsRecipe, recipe_for
-from ptbench.reference.dev_scores import (
-    DevEval,
-    Player,
-    dev_settings,
-    evaluate_dev,
-    single_turn_player,
-    transformers_backend,
-)
+from ptbench.reference.dev_scores import Player, dev_recorder, dev_settings, single_turn_player, transformers_backend
 from ptbench.reference.progress import PhaseClock
 from ptbench.reference.report import RecipePhaseTime, ReferenceReport
 from ptbench.reference.training import Policy, check_out, load_policy, save_final_model
@@ -117,18 +110,13 @@ def _finish(report: ReferenceReport, clock: PhaseClock, out: Path, report_path: 
 def _run_frogs(spec: TaskSpec, recipe: FrogsRecipe, policy: Policy, work: Path, clock: PhaseClock,
                console: Console, report: ReferenceReport) -> None:
     from ptbench.reference.curriculum import StageTrainer, run_curriculum
-    from ptbench.reference.frogs_data import recipe_boards, training_stream
-    from ptbench.reference.frogs_sft import run_sft
+    from ptbench.reference.frogs_data import recipe_sets
+    from ptbench.reference.frogs_sft import gate_note, run_sft
 
     with clock.phase("boards"):
-        sizes = tuple(dict.fromkeys(stage.n for stage in recipe.curriculum))
-        boards = recipe_boards(sizes, recipe.sft_boards_per_size, recipe.eval.boards_per_size, spec.seed, spec.rules,
-                               train_seed=spec.seed + recipe.seed)
+        boards, puzzles = recipe_sets(spec, recipe)
     temperature = get_benchmark(spec.benchmark).generation.temperature
     sampling = dev_settings(recipe.eval.max_new_tokens, temperature, recipe.seed)
-    sft = recipe.sft
-    puzzles = training_stream([r for rs in boards.train.values() for r in rs],
-                              sft.max_steps * sft.batch_size * sft.grad_accum, recipe.seed, recipe.augment)
     if recipe.mode == "single":
         from ptbench.reference import frogs_grpo
         from ptbench.reference.frogs_sft import single_turn_examples
@@ -144,21 +132,16 @@ def _run_frogs(spec: TaskSpec, recipe: FrogsRecipe, policy: Policy, work: Path, 
         examples = multiturn.sft_examples(policy, puzzles, spec.rules)
         train_stage = partial(multiturn.train_stage, policy, recipe, spec.rules, work=work, console=console)
 
-    def evaluate(phase: str, step: int = 0) -> DevEval:
-        with policy.evaluating():
-            result = evaluate_dev(boards.dev, play, console, phase, step, recipe.eval.show_samples)
-        report.evaluations.append(result)
-        return result
-
+    evaluate = dev_recorder(boards.dev, play, console, recipe.eval.show_samples, report.evaluations.append,
+                            policy.evaluating)
     report.train_examples = len(examples)
     with clock.phase("evaluate base"):
-        evaluate("base")
+        evaluate("base", 0)
     with clock.phase("SFT"):
         gate = run_sft(policy, recipe, examples, lambda step: evaluate("SFT", step), work, console)
     report.sft_stopped_at_gate = gate.passed
     if not gate.passed:
-        report.notes.append(f"SFT reached max_steps={recipe.sft.max_steps} before its gate (parse "
-                            f"{recipe.sft.parse_gate}, signal {recipe.sft.signal_gate}); GRPO ran anyway")
+        report.notes.append(gate_note(recipe, "GRPO"))
     with clock.phase("GRPO"):
         run_curriculum(recipe.curriculum, boards.train, recipe.grpo.prompts_per_step, recipe.seed, recipe.augment,
                        train_stage, evaluate)

@@ -31,10 +31,10 @@ from ptbench.models.backends.base import Backend, Conversation, GenerationSettin
 from ptbench.models.backends.tinker_sampler import TinkerSampler
 from ptbench.models.registry import get_base_model
 from ptbench.reference.config import FrogsRecipe, LoraSettings
-from ptbench.reference.dev_scores import DevEval, Player, dev_settings, evaluate_dev, single_turn_player
-from ptbench.reference.frogs_data import answer_text, recipe_boards, training_stream
+from ptbench.reference.dev_scores import Player, dev_recorder, dev_settings, single_turn_player
+from ptbench.reference.frogs_data import answer_text, recipe_sets
 from ptbench.reference.frogs_grpo import placement_reward
-from ptbench.reference.frogs_sft import Puzzle, SftGate
+from ptbench.reference.frogs_sft import Puzzle, SftGate, gate_note
 from ptbench.reference.progress import PhaseClock, progress_bar
 from ptbench.reference.report import ReferenceReport
 from ptbench.reference.training import ChatFormat, load_chat_format
@@ -117,13 +117,8 @@ def run_tinker_frogs(spec: TaskSpec, recipe: FrogsRecipe, out: Path, clock: Phas
 
     multi = recipe.mode == "multi"
     with clock.phase("boards"):
-        sizes = tuple(dict.fromkeys(stage.n for stage in recipe.curriculum))
-        boards = recipe_boards(sizes, recipe.sft_boards_per_size, recipe.eval.boards_per_size, spec.seed, spec.rules,
-                               train_seed=spec.seed + recipe.seed)
+        boards, puzzles = recipe_sets(spec, recipe)
         chat = load_chat_format(spec.base_model)
-        sft = recipe.sft
-        puzzles = training_stream([r for rs in boards.train.values() for r in rs], sft.max_steps * sft.batch_size,
-                                  recipe.seed, recipe.augment)
         data = [d for p in puzzles for d in supervised_data(chat, conversation(p, spec.rules, multi))]
         random.Random(recipe.seed).shuffle(data)
     with clock.phase("connect"):
@@ -135,19 +130,18 @@ def run_tinker_frogs(spec: TaskSpec, recipe: FrogsRecipe, out: Path, clock: Phas
     sampling = dev_settings(recipe.eval.max_new_tokens, spec.definition.generation.temperature, recipe.seed)
     play = _player(policy, sampling, spec.rules, recipe)
 
-    def evaluate(phase: str, step: int = 0) -> DevEval:
-        result = evaluate_dev(boards.dev, play, console, phase, step, recipe.eval.show_samples)
-        report.evaluations.append(result)
-        return result
-
+    evaluate = dev_recorder(boards.dev, play, console, recipe.eval.show_samples, report.evaluations.append)
     report.train_examples = len(data)
+    sft = recipe.sft
     with clock.phase("evaluate base"):
-        evaluate("base")
+        evaluate("base", 0)
     with clock.phase("SFT"):
         gate = SftGate(lambda step: evaluate("SFT", step), sft.eval_every, sft.parse_gate, sft.signal_gate,
                        recipe.curriculum[0].n)
         _supervised(policy, data, recipe, gate, console)
     report.sft_stopped_at_gate = gate.passed
+    if not gate.passed and not multi:
+        report.notes.append(gate_note(recipe, "RL"))
     if multi:
         report.notes.append("multi-turn through Tinker: SFT only (the RL stage is single-turn)")
     else:
