@@ -36,6 +36,7 @@ def test_without_a_key_the_job_opens_its_own_server_to_the_sandboxes(tasks, monk
     port = local_port(opened)
     assert port is not None and port != 9
     assert opened.kwargs["forward_ports"] == sorted([9, port])  # the one port, beside the ports already forwarded
+    assert opened.kwargs["forward_tasks"] == {str(port): [str(tasks[0].path)]}  # for the Tinker task's trials only
     url = f"http://127.0.0.1:{port}"
     assert opened.env == {"A": "1", "TINKER_BASE_URL": url, "TINKER_API_KEY": LOCAL_KEY, "PTBENCH_TINKER_URL": url}
     assert verifier_env == {"TINKER_BASE_URL": url, "TINKER_API_KEY": LOCAL_KEY, "PTBENCH_TINKER_URL": url}

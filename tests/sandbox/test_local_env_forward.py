@@ -27,6 +27,19 @@ def test_only_the_forwarded_port_is_reached(tmp_path, loopback_server, network):
     assert planted != 0  # the relay dir is read-only inside
 
 
+def test_a_port_narrowed_to_other_tasks_is_not_forwarded(tmp_path, loopback_server):
+    """`forward_tasks` gives a port to some tasks' trials only (this environment's task dir is tmp_path)."""
+    with loopback_server(meet=1) as server:
+        async def scenario(env):
+            return (await env.exec(REACH.format(port=server.port))).return_code
+
+        elsewhere = {str(server.port): [str(tmp_path / "other-task")]}
+        refused = in_env(make_env(tmp_path / "a", forward_ports=[server.port], forward_tasks=elsewhere), scenario)
+        assert refused != 0 and server.connections == 0
+        mine = {str(server.port): [str(tmp_path / "b")]}
+        assert in_env(make_env(tmp_path / "b", forward_ports=[server.port], forward_tasks=mine), scenario) == 0
+
+
 def test_bad_forward_ports_are_refused(tmp_path):
     with pytest.raises(ValueError, match="forward_ports: 'http' is not a TCP port"):
         make_env(tmp_path, forward_ports="http")

@@ -4,13 +4,13 @@ Tinker tasks (`backend = "tinker"`) give the agent the Tinker API instead of a G
 use the service (`--tinker service`); without one (`--tinker auto`, the default) or with `--tinker local`,
 `ptbench run` serves the API itself, on the local environment:
 
-- `with_tinker` picks a free port of this host's loopback, names it in the environment's `forward_ports` (so each
-  sandbox, the agent's and the verifier's, reaches that one port through its own relay socket, never the host's
-  loopback as a whole) and sets `TINKER_BASE_URL` (and `PTBENCH_TINKER_URL`, the verifier's) and a `tml-` key in
-  the environment's variables, which every
-  command of both environments gets (and the job's verifier variables, which win over the task's): the unmodified
-  SDK, the agent's code and the verifier's sampler then talk to
-  the local server as they would to the service. The instruction and the rules stay as they are.
+- `with_tinker` picks a free port of this host's loopback and names it in the environment's `forward_ports` for the
+  Tinker tasks' trials only (`forward_tasks`): each of their sandboxes, the agent's and the verifier's, reaches that
+  one port through its own relay socket, never the host's loopback as a whole, and other tasks' trials do not reach
+  it (no agent trains outside its own compute limits). It sets `TINKER_BASE_URL`, `PTBENCH_TINKER_URL` and a `tml-`
+  key in the environment's variables, which every command of both environments gets, and in the job's verifier
+  variables, which win over the task's: the unmodified SDK, the agent's code and the verifier's sampler then talk
+  to the local server as they would to the service. The instruction and the rules stay as they are.
 - `serving(config)` runs the server for as long as the job runs (also when it is resumed: the port is in the
   job's config), as a child process with its checkpoints under `.ptbench/tinker/<job>/`, outside every sandbox.
 """
@@ -44,26 +44,20 @@ START_SECONDS = 120.0
 LOG_FILE = "server.log"
 
 
-def tinker_task_names(tasks: list[TaskConfig]) -> list[str]:
-    """The tasks (dirs with a ptbench spec) that train through the Tinker API."""
-    names = []
-    for task in tasks:
-        if task.path is None:
-            continue
-        try:
-            spec = TaskSpec.load(task.path / "tests" / "task.json")
-        except UserError:
-            continue
-        if spec.backend == "tinker":
-            names.append(task.path.name)
-    return names
+def is_tinker_task(task_dir: Path) -> bool:
+    """Whether a task dir (with a ptbench spec) trains through the Tinker API."""
+    try:
+        return TaskSpec.load(task_dir / "tests" / "task.json").backend == "tinker"
+    except UserError:
+        return False
 
 
 def with_tinker(environment: EnvironmentConfig, tasks: list[TaskConfig], mode: TinkerMode,
                 local_environment: bool) -> tuple[EnvironmentConfig, dict[str, str]]:
     """The environment config with a local Tinker opened into it when the job's Tinker tasks use one, and the
     variables the job gives its verifiers (over the task's, which name the host's, unset for a local server)."""
-    names = tinker_task_names(tasks)
+    tinker_dirs = [str(task.path) for task in tasks if task.path is not None and is_tinker_task(task.path)]
+    names = [Path(d).name for d in tinker_dirs]
     if not names:
         return environment, {}
     key = os.environ.get(KEY_ENV, "")
@@ -81,6 +75,7 @@ def with_tinker(environment: EnvironmentConfig, tasks: list[TaskConfig], mode: T
     port = free_port()
     kwargs = dict(environment.kwargs)
     kwargs["forward_ports"] = sorted({*parse_ports(kwargs.get("forward_ports")), port})
+    kwargs["forward_tasks"] = {**kwargs.get("forward_tasks", {}), str(port): tinker_dirs}
     url = f"http://127.0.0.1:{port}"
     opening = {URL_ENV: url, KEY_ENV: LOCAL_KEY, env_name("tinker_url"): url}
     return environment.model_copy(update={"kwargs": kwargs, "env": {**environment.env, **opening}}, deep=True), opening

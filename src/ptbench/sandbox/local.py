@@ -5,7 +5,8 @@ Options (`--ek key=value` or `environment.kwargs`): `sandbox_dir` (base dir of e
 default $PTBENCH_SANDBOX_DIR or <tmp>/ptbench-sandboxes; root's alone), `ro_paths` (extra host paths
 bound read-only, comma-separated or a list), `pids_limit`, and `max_download_files` / `max_download_mib`
 (what one download out of the sandbox may bring to the host), `forward_ports` (ports of the host's 127.0.0.1 the
-sandbox reaches at the same port of its own 127.0.0.1, e.g. a model API; see forward.py). The task's Dockerfile
+sandbox reaches at the same port of its own 127.0.0.1, e.g. a model API; see forward.py), `forward_tasks` and
+`mount_tasks` (a port, a mount target -> the task dirs whose trials get it; the others do not). The task's Dockerfile
 is ignored (except its WORKDIR); the sandbox offers the host's /usr, /etc, /opt, ptbench's own Python environment
 and the agent CLIs of `ptbench agents install` (on PATH), read-only.
 """
@@ -90,6 +91,7 @@ class LocalEnvironment(BaseEnvironment):
         max_download_mib: int | str = sandbox_files.DEFAULT_MAX_BYTES >> 20,
         forward_ports: str | int | list[str | int] | None = None,
         mount_tasks: dict[str, list[str]] | None = None,
+        forward_tasks: dict[str, list[str]] | None = None,
         **kwargs: Any,
     ) -> None:
         # Read by the capability validators inside BaseEnvironment.__init__.
@@ -100,7 +102,11 @@ class LocalEnvironment(BaseEnvironment):
         extra = ro_paths.split(",") if isinstance(ro_paths, str) else list(ro_paths or [])
         self._ro_binds = read_only_binds(ptbench_paths() + [path for path in extra if path])
         self._path_first = sandbox_path()
-        self._forward_ports = parse_ports(forward_ports)
+        # A job's kwargs reach every trial; `forward_tasks` (port -> the task dirs that may reach it) narrows a port
+        # to its own tasks, e.g. a job's local Tinker to its Tinker tasks.
+        task_dir = os.path.realpath(environment_dir.parent)
+        self._forward_ports = [port for port in parse_ports(forward_ports)
+                               if task_dir in _real_paths((forward_tasks or {}).get(str(port), [task_dir]))]
         super().__init__(
             environment_dir=environment_dir,
             environment_name=environment_name,
@@ -120,9 +126,8 @@ class LocalEnvironment(BaseEnvironment):
         self._log_dirs = sorted({mount["target"] for mount in log_mounts})
         # A job's mounts reach every trial (Harbor mounts per job); `mount_tasks` (mount target -> the task dirs that
         # may have it) narrows one to its own tasks, e.g. a benchmark's agent data to that benchmark's tasks.
-        task_dir = os.path.realpath(environment_dir.parent)
         mine = [mount for mount in self._mounts if mount not in log_mounts
-                and task_dir in {os.path.realpath(t) for t in (mount_tasks or {}).get(mount["target"], [task_dir])}]
+                and task_dir in _real_paths((mount_tasks or {}).get(mount["target"], [task_dir]))]
         self._binds = self._ro_binds + [self._mount_bind(mount) for mount in mine]
         for bind in self._ro_binds:
             if is_within(self._workdir, bind.target):
@@ -369,3 +374,8 @@ class LocalEnvironment(BaseEnvironment):
 
     def _budget(self) -> sandbox_files.TransferBudget:
         return sandbox_files.TransferBudget(files=self._max_download_files, bytes=self._max_download_bytes)
+
+
+def _real_paths(paths: list[str]) -> set[str]:
+    """Paths with every symlink resolved, to compare task dirs."""
+    return {os.path.realpath(path) for path in paths}
