@@ -17,9 +17,9 @@ TIERS: tuple[Tier, ...] = tuple(TIER_SIZES)
 TIER_GRADES: dict[Tier, tuple[int, ...]] = {
     "tiny": (),  # any grade: N=4 boards are nearly all grade 4 (7 are grade 2), N=5 ones mostly grade 2
     "easy": (2, 4),
-    "medium": (2,),
-    "hard": (2,),
-    "expert": (2,),
+    "medium": (2, 4),
+    "hard": (2, 4),
+    "expert": (2, 4),
 }
 """Grades each tier cycles through (empty: any), chosen from what each size offers at a cost the held-out
 build can afford (docs/ARCHITECTURE.md): no board with regions of 3+ cells is grade 1 (nothing is a
