@@ -15,8 +15,9 @@ progress, then starts again from the easiest, until every unit holds a frog or n
    some open row, column or region without a candidate is eliminated.
 
 The grade is the hardest rule the board needs: `GRADES` names them, 1 = singles (rules 1-2),
-2 = confinement, 3 = pigeonhole, 4 = contradiction. Deterministic; every rule is sound, so a
-board the solver finishes has exactly one solution (the one it returns).
+2 = confinement, 3 = pigeonhole, 4 = contradiction; `max_grade` leaves out the harder rules (the
+solver then stalls where it would need one). Deterministic; every rule is sound, so a board the
+solver finishes has exactly one solution (the one it returns).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ DEDUCE_VERSION = 1
 
 GRADES: dict[int, str] = {1: "singles", 2: "confinement", 3: "pigeonhole", 4: "contradiction"}
 """Grade -> name: the hardest rule a board needs (rules 1-2 are grade 1, rule k >= 3 is grade k-1)."""
+MAX_GRADE = max(GRADES)
 
 
 class Deduction(BaseModel):
@@ -52,18 +54,19 @@ class Deduction(BaseModel):
         return GRADES.get(self.grade, "none")
 
 
-def deduce(board: Board, rules: Rules = "touch") -> Deduction:
-    """Solve a board by the rules above only; `solved` is False when it gets stuck."""
+def deduce(board: Board, rules: Rules = "touch", max_grade: int = MAX_GRADE) -> Deduction:
+    """Solve a board by the rules above only, none harder than `max_grade`; `solved` is False when it gets stuck."""
     n = board.n
     region = [board.regions[r][c] for r in range(n) for c in range(n)]
-    placed, grade, steps = deduce_cells(n, region, rules)
+    placed, grade, steps = deduce_cells(n, region, rules, max_grade)
     frogs = tuple(sorted(divmod(i, n) for i in placed))
     return Deduction(solved=len(placed) == n, frogs=frogs, grade=grade, steps=steps)
 
 
-def deduce_grade(n: int, region: list[int], rules: Rules) -> int | None:
-    """The grade of a complete region map (cell index -> region id), or None if deduction gets stuck."""
-    placed, grade, _ = deduce_cells(n, region, rules)
+def deduce_grade(n: int, region: list[int], rules: Rules, max_grade: int = MAX_GRADE) -> int | None:
+    """The grade of a complete region map (cell index -> region id), or None if deduction gets stuck (with
+    no rule harder than `max_grade`: a board that needs one is then None sooner)."""
+    placed, grade, _ = deduce_cells(n, region, rules, max_grade)
     return grade if len(placed) == n else None
 
 
@@ -75,8 +78,9 @@ def _line_masks(n: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return rows, cols
 
 
-def deduce_cells(n: int, region: list[int], rules: Rules) -> tuple[list[int], int, dict[int, int]]:
-    """The deduction on a region map: (cells placed, grade, firings per grade)."""
+def deduce_cells(n: int, region: list[int], rules: Rules,
+                 max_grade: int = MAX_GRADE) -> tuple[list[int], int, dict[int, int]]:
+    """The deduction on a region map, by rules up to `max_grade`: (cells placed, grade, firings per grade)."""
     base, _ = _static_masks(n, rules)
     rows, cols = _line_masks(n)
     regs = [0] * n
@@ -91,6 +95,7 @@ def deduce_cells(n: int, region: list[int], rules: Rules) -> tuple[list[int], in
     steps: dict[int, int] = {}
     families = (range(0, n), range(n, 2 * n), range(2 * n, 3 * n))
     max_k = max(1, n // 2)
+    top_k = max_k if max_grade >= 3 else max_grade - 1  # k = 1 is confinement (grade 2), k >= 2 pigeonhole
 
     def use(level: int) -> None:
         nonlocal grade
@@ -115,7 +120,7 @@ def deduce_cells(n: int, region: list[int], rules: Rules) -> tuple[list[int], in
             continue
         # Rules 3 and 4: k units of one kind confined to k units of another.
         removed = 0
-        for k in range(1, max_k + 1):
+        for k in range(1, top_k + 1):
             removed = _confinements(cand, units, open_units, families, k)
             if removed:
                 use(2 if k == 1 else 3)
@@ -123,6 +128,8 @@ def deduce_cells(n: int, region: list[int], rules: Rules) -> tuple[list[int], in
         if removed:
             cand &= ~removed
             continue
+        if max_grade < 4:
+            return placed, grade, steps  # stuck without the lookahead
         # Rule 5: one-step lookahead.
         open_masks = [(u, cand & units[u]) for u in sorted(open_units)]
         pending = cand

@@ -55,7 +55,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ptbench.frogs.board import MAX_N, MIN_N, Board, Cell, Rules, region_contiguous
 from ptbench.frogs.canonical import canonical_hash, relabel
-from ptbench.frogs.deduce import deduce_grade
+from ptbench.frogs.deduce import MAX_GRADE, deduce_grade
 from ptbench.frogs.solver import _static_masks
 
 GENERATOR_VERSION = 3
@@ -70,7 +70,7 @@ _MOVES = 8  # boards derived from one built board by moving a cell, until one pa
 _TRIED_MOVES = 12  # moves tried (each checked by `deduce`) for each of those
 _GUESSED_CELLS = 2  # at most this many cells may join a region that breaks the chain
 _CHAIN_GRADE = 2  # deduce's grade of a board its chain solves: singles and confinement, and no single at the start
-_CONTRADICTION_GRADE = 4  # asking for it plants one step of the chain that needs deduce's contradiction rule
+_PLANTED_GRADES = (3, 4)  # asked for, a chain plants a step needing contradiction: deduce then needs it, or pigeonhole
 _OPEN, _CLOSED, _PLACED = 0, 1, 2  # closed: a bar, or a region grown for a contradiction (takes no more cells)
 
 
@@ -102,7 +102,7 @@ def generate_board(seed: int | str, n: int, rules: Rules = "touch", accept: Call
     if not MIN_N <= n <= MAX_N:
         raise ValueError(f"board size must be {MIN_N}..{MAX_N}, got {n}")
     rng = random.Random(derive_seed("frogs-board", GENERATOR_VERSION, seed, n, rules))
-    contradict = grade == _CONTRADICTION_GRADE
+    contradict = grade in _PLANTED_GRADES
     for _ in range(_ATTEMPTS):
         built = _grown(rng, n, rules) if n <= _GROWN_MAX_N else _Chain(rng, n, rules, contradict).build()
         if built is None:
@@ -110,7 +110,7 @@ def generate_board(seed: int | str, n: int, rules: Rules = "touch", accept: Call
         region, planted, chained = built
         if chained and grade not in (None, _CHAIN_GRADE):
             continue  # a whole chain of singles and confinements makes a board of exactly that grade
-        found = deduce_grade(n, region, rules)
+        found = deduce_grade(n, region, rules, grade or MAX_GRADE)  # no harder rule tried than the one asked for
         if found is None or (grade is not None and found != grade):
             continue
         for _ in range(_MOVES):
@@ -162,7 +162,7 @@ def _move_a_cell(rng: random.Random, n: int, region: list[int], planted: list[in
             continue
         region[i] = g
         if (region_contiguous([region[r * n:(r + 1) * n] for r in range(n)], own)
-                and deduce_grade(n, region, rules) == grade):
+                and deduce_grade(n, region, rules, grade) == grade):
             return True
         region[i] = own
     return False
