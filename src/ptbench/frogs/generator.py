@@ -13,11 +13,11 @@ solutions is needed (a board solved by sound deductions has exactly one solution
    - an open region of at least MIN_REGION cells whose only candidate is its frog is placed,
      preferring the one with the fewest unassigned neighbours (the others keep absorbing); while
      another is ready, cells that only this region could still take join it and it waits;
-   - when a grade-4 board is asked for, once per chain: an open region grows to MIN_REGION cells
-     whose candidates (not in one line) a frog on some cell x would all rule out, so deduce's
-     contradiction rule eliminates x (and every such cell); chosen so that another open region can
-     absorb the eliminated cells up to MIN_REGION cells, i.e. the chain goes on from there (the
-     region takes no more cells);
+   - when grade 3 or 4 is asked for, once per chain: an open region grows to MIN_REGION cells (its
+     candidates not in one line) that a frog on some unassigned cell x would all rule out, so
+     deduce's contradiction rule eliminates x, and every such cell, with no placement needed; chosen
+     so that another open region can absorb the eliminated cells up to MIN_REGION cells, i.e. the
+     chain goes on from there (the region takes no more cells);
    - otherwise an open region lying in its frog's row or column is stretched along that line to
      MIN_REGION cells (a bar): confinement then eliminates the rest of the line.
    Placing a frog eliminates what it rules out and its whole region.
@@ -70,7 +70,7 @@ _MOVES = 8  # boards derived from one built board by moving a cell, until one pa
 _TRIED_MOVES = 12  # moves tried (each checked by `deduce`) for each of those
 _GUESSED_CELLS = 2  # at most this many cells may join a region that breaks the chain
 _CHAIN_GRADE = 2  # deduce's grade of a board its chain solves: singles and confinement, and no single at the start
-_PLANTED_GRADES = (3, 4)  # asked for, a chain plants a step needing contradiction: deduce then needs it, or pigeonhole
+_PLANTED_GRADES = (3, 4)  # asked for, a chain plants a contradiction step: deduce needs it, or pigeonhole instead
 _OPEN, _CLOSED, _PLACED = 0, 1, 2  # closed: a bar, or a region grown for a contradiction (takes no more cells)
 
 
@@ -270,8 +270,8 @@ class _Chain:
         return False
 
     def _contradiction(self) -> bool:
-        """Once per chain, when asked for: grow an open region to MIN_REGION cells whose candidates, not in
-        one line, a frog on some unassigned cell would all rule out. Every such cell is eliminated by
+        """Once per chain, when asked for: grow an open region to MIN_REGION cells (its candidates not in
+        one line) that a frog on some unassigned cell would all rule out. Every such cell is eliminated by
         contradiction (needing no placement) and the region takes no more cells. Only done when another
         open region can absorb the eliminated cells up to MIN_REGION cells, so the chain goes on from them."""
         if not self.contradict or self.contradicted:
@@ -287,7 +287,7 @@ class _Chain:
             candidates = grown & ~self.elim
             if not grown or any(not candidates & ~line for line in self.lines):
                 continue
-            kills = free & ~grown & self._attackers(candidates)
+            kills = free & ~grown & self._attackers(grown)
             if not any(h != g and self.mask[h].bit_count() + (near[h] & kills).bit_count() >= MIN_REGION
                        for h in opens):
                 continue
