@@ -120,8 +120,9 @@ def deduce_cells(n: int, region: list[int], rules: Rules,
             continue
         # Rules 3 and 4: k units of one kind confined to k units of another.
         removed = 0
+        pairs = _spans(cand, units, open_units, families) if top_k else []
         for k in range(1, top_k + 1):
-            removed = _confinements(cand, units, open_units, families, k)
+            removed = _confinements(cand, units, pairs, k)
             if removed:
                 use(2 if k == 1 else 3)
                 break
@@ -147,36 +148,41 @@ def deduce_cells(n: int, region: list[int], rules: Rules,
     return placed, grade, steps
 
 
-def _confinements(cand: int, units: list[int], open_units: set[int], families: tuple[range, ...], k: int) -> int:
-    """Candidates removed by confinements of exactly k units (all pairs of unit kinds); 0 if none."""
-    removed = 0
-    for a_family in families:
-        a_units = [u for u in a_family if u in open_units]
-        if len(a_units) <= k:
-            continue
-        for b_family in families:
-            if b_family is a_family:
+def _spans(cand: int, units: list[int], open_units: set[int],
+           families: tuple[range, ...]) -> list[tuple[list[int], list[int], list[int]]]:
+    """Per ordered pair of unit kinds (A, B): the open A units, the open B units and, per open A unit, the
+    bitmask of the open B units its candidates reach."""
+    opened = [[u for u in family if u in open_units] for family in families]
+    pairs = []
+    for a_units in opened:
+        for b_units in opened:
+            if b_units is a_units:
                 continue
-            b_units = [u for u in b_family if u in open_units]
-            span: list[int] = []  # per open A unit: bitmask of the open B units its candidates reach
+            span = []
             for u in a_units:
                 cells = cand & units[u]
-                bits = 0
-                for j, v in enumerate(b_units):
-                    if cells & units[v]:
-                        bits |= 1 << j
-                span.append(bits)
-            for chosen, reach in _groups(span, k):
-                inside = 0
-                for a in chosen:
-                    inside |= cand & units[a_units[a]]
-                outside = 0
-                for j, v in enumerate(b_units):
-                    if reach >> j & 1:
-                        outside |= cand & units[v]
-                removed |= outside & ~inside
-            if removed:
-                return removed
+                span.append(sum(1 << j for j, v in enumerate(b_units) if cells & units[v]))
+            pairs.append((a_units, b_units, span))
+    return pairs
+
+
+def _confinements(cand: int, units: list[int], pairs: list[tuple[list[int], list[int], list[int]]], k: int) -> int:
+    """Candidates removed by confinements of exactly k units (all pairs of unit kinds, from `_spans`); 0 if none."""
+    removed = 0
+    for a_units, b_units, span in pairs:
+        if len(a_units) <= k:
+            continue
+        for chosen, reach in _groups(span, k):
+            inside = 0
+            for a in chosen:
+                inside |= cand & units[a_units[a]]
+            outside = 0
+            for j, v in enumerate(b_units):
+                if reach >> j & 1:
+                    outside |= cand & units[v]
+            removed |= outside & ~inside
+        if removed:
+            return removed
     return removed
 
 
@@ -184,17 +190,18 @@ def _groups(span: list[int], k: int) -> list[tuple[list[int], int]]:
     """Sets of exactly k indices whose spans' union has exactly k bits."""
     found: list[tuple[list[int], int]] = []
     chosen: list[int] = []
+    fits = [a for a, bits in enumerate(span) if bits.bit_count() <= k]  # no other index can be in a group
 
     def extend(start: int, union: int) -> None:
         if len(chosen) == k:
             if union.bit_count() == k:
                 found.append((list(chosen), union))
             return
-        for a in range(start, len(span)):
-            merged = union | span[a]
+        for at in range(start, len(fits) - (k - len(chosen)) + 1):
+            merged = union | span[fits[at]]
             if merged.bit_count() <= k:
-                chosen.append(a)
-                extend(a + 1, merged)
+                chosen.append(fits[at])
+                extend(at + 1, merged)
                 chosen.pop()
 
     extend(0, 0)
