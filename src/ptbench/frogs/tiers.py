@@ -23,8 +23,8 @@ TIER_GRADES: dict[Tier, tuple[int, ...]] = {
 }
 """Grades each tier cycles through (empty: any; docs/ARCHITECTURE.md): no board with regions of 3+ cells
 is grade 1 (nothing is a single candidate at the start); the generator's chain of deductions gives grade 2,
-and a chain that plants one contradiction step gives grade 3 (pigeonhole) or 4 (contradiction), at 2-4x
-the cost of grade 2."""
+and a chain that plants one contradiction step gives grade 3 (pigeonhole) or 4 (contradiction), at about
+2x and 3-6x the cost of grade 2 (`bench/bench_frogs.py`)."""
 HELDOUT_TIERS: tuple[Tier, ...] = ("easy", "medium", "hard", "expert")
 """The default held-out mix (equal counts), as in the original task."""
 
