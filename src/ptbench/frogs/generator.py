@@ -279,8 +279,10 @@ class _Chain:
         free = self.unassigned & ~self.elim
         opens = [g for g in range(self.n) if self.state[g] == _OPEN]
         near = {h: self._around(self.mask[h]) for h in opens}
-        reach = free & sum(near.values())  # only cells next to an open region can be absorbed by it
-        options = [(g, x) for g in opens for x in _bits(reach & self._attackers(self.mask[g]))]
+        reach = 0  # only cells next to an open region can be absorbed by it
+        for cells in near.values():
+            reach |= cells
+        options = [(g, x) for g in opens for x in _bits(free & reach & self._attackers(self.mask[g]))]
         self.rng.shuffle(options)
         for g, x in options:
             grown = self._grow_within(self.mask[g], self.base[x] & self.unassigned & ~(1 << x))
