@@ -2,9 +2,11 @@
 
 Ours vs PyPI `queens-generator` (same rule family: one star per row/column/region, no two
 touching), in one run on this machine: boards per second by N, median solver time by N
-(proving uniqueness, limit 2, on our boards), and the 500-board held-out set: its build time
-and its boards per `deduce` grade in each tier. The other package runs in a subprocess with a
-time limit, because one board at N=10 can take a minute.
+(proving uniqueness, limit 2, on our boards); the cost of a board of each `deduce` grade at the
+tiers' sizes (in the held-out space, as `build_heldout` asks for them), against queens-generator
+at N=8-10; and the 500-board held-out set: its build time and its boards per grade in each tier.
+The other package runs in a subprocess with a time limit, because one board at N=10 can take a
+minute.
 
     .venv/bin/python bench/bench_frogs.py [--boards 10] [--queens-limit 60]
 """
@@ -22,12 +24,13 @@ from collections import Counter
 from rich.console import Console
 from rich.table import Table
 
-from ptbench.frogs import HELDOUT_TIERS, TIER_SIZES, build_heldout, count_solutions, generate_board
+from ptbench.frogs import HELDOUT_TIERS, TIER_SIZES, build_heldout, count_solutions, generate_board, in_heldout_space
 from ptbench.frogs.deduce import GRADES
-from ptbench.frogs.tiers import TIER_GRADES
+from ptbench.frogs.tiers import TIER_GRADES, tier_of
 
 SIZES = range(4, 17)
 QUEENS_SIZES = (8, 9, 10)
+ASKED_GRADES = sorted({g for grades in TIER_GRADES.values() for g in grades})
 
 # Runs in a fresh interpreter; prints one time (seconds) per line as each finishes.
 _QUEENS_GENERATE = """
@@ -64,6 +67,14 @@ def ours(n: int, boards: int) -> tuple[float, float, list[list[list[int]]]]:
     return per_board, statistics.median(solve_times), [[list(row) for row in p.board.regions] for p in puzzles]
 
 
+def graded_ms(n: int, grade: int, boards: int) -> float:
+    """Milliseconds per held-out-space board of this grade."""
+    start = time.perf_counter()
+    for k in range(boards):
+        generate_board(f"bench/{k}", n, accept=in_heldout_space, grade=grade)
+    return (time.perf_counter() - start) * 1000 / boards
+
+
 def timed_lines(code: str, args: list[str], limit: float) -> list[float]:
     """Run code in a subprocess for at most `limit` seconds; the times it printed so far."""
     proc = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, text=True)
@@ -88,16 +99,19 @@ def main() -> None:
     for name in ("N", "ours boards/s", "ours ms/board", "queens-gen s/board (boards)", "generation ratio",
                  "ours solve ms (median)", "queens-gen solve ms (median)", "solve ratio"):
         table.add_column(name, justify="right")
+    queens: dict[int, tuple[float, str]] = {}  # N -> (seconds per board, or the limit when none came; "" or ">")
     for n in SIZES:
         per_board, solve_median, grids = ours(n, args.boards)
         row = [str(n), f"{1 / per_board:,.0f}", f"{per_board * 1000:.1f}"]
         if n in QUEENS_SIZES:
             gen = timed_lines(_QUEENS_GENERATE, [str(n), str(args.queens_boards)], args.queens_limit)
             if gen:
-                their = statistics.mean(gen)
-                row += [f"{their:.2f} ({len(gen)})", f"{their / per_board:,.0f}x"]
+                queens[n] = (statistics.mean(gen), "")
+                row.append(f"{queens[n][0]:.2f} ({len(gen)})")
             else:
-                row += [f"skipped (none in {args.queens_limit:.0f} s)", f"> {args.queens_limit / per_board:,.0f}x"]
+                queens[n] = (args.queens_limit, "> ")
+                row.append(f"skipped (none in {args.queens_limit:.0f} s)")
+            row.append(f"{queens[n][1]}{queens[n][0] / per_board:,.0f}x")
             solve = timed_lines(_QUEENS_SOLVE, [json.dumps(grids[:3])], args.queens_limit)
             row.append(f"{solve_median * 1000:.2f}")
             if solve:
@@ -110,6 +124,15 @@ def main() -> None:
         table.add_row(*row)
         console.print(f"N={n} done", style="dim")
     console.print(table)
+
+    graded = Table(title="Boards of each deduce grade (held-out space): ms per board; vs queens-gen, our slowest grade")
+    for name in ("N", "tier", *(f"{g} {GRADES[g]}" for g in ASKED_GRADES), "generation ratio"):
+        graded.add_column(name, justify="right")
+    for n in range(min(TIER_SIZES["easy"]), max(TIER_SIZES["expert"]) + 1):
+        costs = [graded_ms(n, g, args.boards) for g in ASKED_GRADES]
+        ratio = f"{queens[n][1]}{queens[n][0] * 1000 / max(costs):,.0f}x" if n in queens else "-"
+        graded.add_row(str(n), str(tier_of(n)), *(f"{ms:.1f}" for ms in costs), ratio)
+    console.print(graded)
 
     start, cpu_start = time.perf_counter(), time.process_time()
     records = build_heldout(500, seed=0)

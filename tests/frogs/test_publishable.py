@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 from collections import Counter
 
 import pytest
 
 from ptbench.errors import UserError
 from ptbench.frogs import (
+    Board,
     build_heldout,
     count_solutions,
     generate_board,
@@ -21,7 +23,7 @@ from ptbench.frogs import (
     write_set,
 )
 from ptbench.frogs.deduce import deduce
-from ptbench.frogs.generator import MIN_REGION
+from ptbench.frogs.generator import MIN_REGION, _Chain
 from ptbench.frogs.tiers import TIER_GRADES, TIER_SIZES
 
 
@@ -44,23 +46,50 @@ def test_generated_boards_are_deducible_with_big_regions(rules):
             assert exact.unique and exact.solutions[0] == puzzle.solution
 
 
-def test_a_grade_can_be_asked_for():
-    for grade in (2, 4):
-        puzzle = generate_board("graded", 7, grade=grade)
-        assert puzzle.grade == grade == deduce(puzzle.board).grade
+@pytest.mark.parametrize(("rules", "n"), [("touch", 6), ("touch", 9), ("touch", 12), ("diagonal", 10)])
+def test_a_board_asked_for_by_grade_needs_that_rule(rules, n):
+    """Without its hardest rule (confinement, pigeonhole, contradiction), deduction stalls."""
+    for grade in (2, 3, 4):
+        puzzle = generate_board(f"graded/{n}", n, rules, grade=grade)
+        deduction = deduce(puzzle.board, rules)
+        assert puzzle.grade == grade == deduction.grade and deduction.steps[grade] >= 1
+        assert deduction.solved and not deduce(puzzle.board, rules, max_grade=grade - 1).solved
 
 
-def test_records_carry_the_deduce_grade_and_tiers_are_balanced_by_grade():
-    records = build_heldout(32, seed=9, tiers=("easy", "medium"))
+def test_a_planted_contradiction_is_what_the_board_needs():
+    """Chains that plant a contradiction step (and guess no cell) always make boards that deduction solves;
+    nearly all of them stall without pigeonhole and contradiction, and many need the contradiction."""
+    rng = random.Random(0)
+    n = 8
+    grades: Counter[int] = Counter()
+    for _ in range(300):
+        chain = _Chain(rng, n, "touch", contradict=True)
+        built = chain.build()
+        if built is None or chain.guessed or not chain.contradicted:
+            continue
+        board = Board(n=n, regions=tuple(tuple(built[0][r * n:(r + 1) * n]) for r in range(n)))
+        deduction = deduce(board)
+        assert deduction.solved and deduction.frogs == tuple(divmod(i, n) for i in sorted(built[1]))
+        grades[deduction.grade] += 1
+        assert not deduce(board, max_grade=deduction.grade - 1).solved
+    assert grades[4] >= 10 and grades[2] * 5 < grades[3] + grades[4]
+
+
+def test_tiers_are_balanced_by_grade_and_every_board_is_checked():
+    """Each tier from easy to expert is an equal mix of grades 2, 3 and 4 at both its sizes; each board is
+    unique (exact solver) and has the grade it claims (deduce)."""
+    tiers = ("easy", "medium", "hard", "expert")
+    records = build_heldout(24, seed=9, tiers=tiers)
     for record in records:
-        assert record.grade == deduce(record.board, record.rules).grade
-    for tier in ("easy", "medium"):
-        grades = Counter(r.grade for r in records if r.tier == tier)
-        assert set(grades) == set(TIER_GRADES[tier])
-        assert max(grades.values()) - min(grades.values()) <= 1
-        for n in TIER_SIZES[tier]:  # both sizes get every grade
-            assert {r.grade for r in records if r.n == n} == set(TIER_GRADES[tier])
-    training = list(generate_training_boards(8, seed=9, tiers=("easy",)))
+        deduction = deduce(record.board, record.rules)
+        assert deduction.solved and record.grade == deduction.grade and deduction.frogs == record.solution
+        assert count_solutions(record.board, record.rules, limit=2).unique
+    for tier in tiers:
+        assert TIER_GRADES[tier] == (2, 3, 4)
+        for n in TIER_SIZES[tier]:
+            assert sorted(r.grade for r in records if r.tier == tier and r.n == n) == [2, 3, 4]
+    training = list(generate_training_boards(6, seed=9, tiers=("hard",)))
+    assert sorted(r.grade for r in training) == [2, 2, 3, 3, 4, 4]
     assert all(r.grade == deduce(r.board).grade for r in training)
 
 
@@ -75,7 +104,7 @@ def test_sets_of_schema_1_are_still_read_and_a_wrong_grade_is_caught(tmp_path):
     path = tmp_path / "heldout.jsonl"
     write_set(records, path, seed=4, tiers=("easy",))
     manifest = json.loads(manifest_path(path).read_text())
-    assert manifest["schema_version"] == 2 and manifest["count_per_grade"] == {"easy": {"2": 2, "4": 2}}
+    assert manifest["schema_version"] == 2 and manifest["count_per_grade"] == {"easy": {"2": 2, "3": 2}}
     old = [json.loads(r.model_dump_json()) | {"schema_version": 1} for r in records]
     for line in old:
         del line["grade"]

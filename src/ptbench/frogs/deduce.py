@@ -15,8 +15,9 @@ progress, then starts again from the easiest, until every unit holds a frog or n
    some open row, column or region without a candidate is eliminated.
 
 The grade is the hardest rule the board needs: `GRADES` names them, 1 = singles (rules 1-2),
-2 = confinement, 3 = pigeonhole, 4 = contradiction. Deterministic; every rule is sound, so a
-board the solver finishes has exactly one solution (the one it returns).
+2 = confinement, 3 = pigeonhole, 4 = contradiction; `max_grade` leaves out the harder rules (the
+solver then stalls where it would need one). Deterministic; every rule is sound, so a board the
+solver finishes has exactly one solution (the one it returns).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ DEDUCE_VERSION = 1
 
 GRADES: dict[int, str] = {1: "singles", 2: "confinement", 3: "pigeonhole", 4: "contradiction"}
 """Grade -> name: the hardest rule a board needs (rules 1-2 are grade 1, rule k >= 3 is grade k-1)."""
+MAX_GRADE = max(GRADES)
 
 
 class Deduction(BaseModel):
@@ -52,18 +54,19 @@ class Deduction(BaseModel):
         return GRADES.get(self.grade, "none")
 
 
-def deduce(board: Board, rules: Rules = "touch") -> Deduction:
-    """Solve a board by the rules above only; `solved` is False when it gets stuck."""
+def deduce(board: Board, rules: Rules = "touch", max_grade: int = MAX_GRADE) -> Deduction:
+    """Solve a board by the rules above only, none harder than `max_grade`; `solved` is False when it gets stuck."""
     n = board.n
     region = [board.regions[r][c] for r in range(n) for c in range(n)]
-    placed, grade, steps = deduce_cells(n, region, rules)
+    placed, grade, steps = deduce_cells(n, region, rules, max_grade)
     frogs = tuple(sorted(divmod(i, n) for i in placed))
     return Deduction(solved=len(placed) == n, frogs=frogs, grade=grade, steps=steps)
 
 
-def deduce_grade(n: int, region: list[int], rules: Rules) -> int | None:
-    """The grade of a complete region map (cell index -> region id), or None if deduction gets stuck."""
-    placed, grade, _ = deduce_cells(n, region, rules)
+def deduce_grade(n: int, region: list[int], rules: Rules, max_grade: int = MAX_GRADE) -> int | None:
+    """The grade of a complete region map (cell index -> region id), or None if deduction gets stuck (with
+    no rule harder than `max_grade`: a board that needs one is then None sooner)."""
+    placed, grade, _ = deduce_cells(n, region, rules, max_grade)
     return grade if len(placed) == n else None
 
 
@@ -75,8 +78,9 @@ def _line_masks(n: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return rows, cols
 
 
-def deduce_cells(n: int, region: list[int], rules: Rules) -> tuple[list[int], int, dict[int, int]]:
-    """The deduction on a region map: (cells placed, grade, firings per grade)."""
+def deduce_cells(n: int, region: list[int], rules: Rules,
+                 max_grade: int = MAX_GRADE) -> tuple[list[int], int, dict[int, int]]:
+    """The deduction on a region map, by rules up to `max_grade`: (cells placed, grade, firings per grade)."""
     base, _ = _static_masks(n, rules)
     rows, cols = _line_masks(n)
     regs = [0] * n
@@ -91,6 +95,7 @@ def deduce_cells(n: int, region: list[int], rules: Rules) -> tuple[list[int], in
     steps: dict[int, int] = {}
     families = (range(0, n), range(n, 2 * n), range(2 * n, 3 * n))
     max_k = max(1, n // 2)
+    top_k = max_k if max_grade >= 3 else max_grade - 1  # k = 1 is confinement (grade 2), k >= 2 pigeonhole
 
     def use(level: int) -> None:
         nonlocal grade
@@ -115,14 +120,17 @@ def deduce_cells(n: int, region: list[int], rules: Rules) -> tuple[list[int], in
             continue
         # Rules 3 and 4: k units of one kind confined to k units of another.
         removed = 0
-        for k in range(1, max_k + 1):
-            removed = _confinements(cand, units, open_units, families, k)
+        pairs = _spans(cand, units, open_units, families) if top_k else []
+        for k in range(1, top_k + 1):
+            removed = _confinements(cand, units, pairs, k)
             if removed:
                 use(2 if k == 1 else 3)
                 break
         if removed:
             cand &= ~removed
             continue
+        if max_grade < 4:
+            return placed, grade, steps  # stuck without the lookahead
         # Rule 5: one-step lookahead.
         open_masks = [(u, cand & units[u]) for u in sorted(open_units)]
         pending = cand
@@ -140,36 +148,41 @@ def deduce_cells(n: int, region: list[int], rules: Rules) -> tuple[list[int], in
     return placed, grade, steps
 
 
-def _confinements(cand: int, units: list[int], open_units: set[int], families: tuple[range, ...], k: int) -> int:
-    """Candidates removed by confinements of exactly k units (all pairs of unit kinds); 0 if none."""
-    removed = 0
-    for a_family in families:
-        a_units = [u for u in a_family if u in open_units]
-        if len(a_units) <= k:
-            continue
-        for b_family in families:
-            if b_family is a_family:
+def _spans(cand: int, units: list[int], open_units: set[int],
+           families: tuple[range, ...]) -> list[tuple[list[int], list[int], list[int]]]:
+    """Per ordered pair of unit kinds (A, B): the open A units, the open B units and, per open A unit, the
+    bitmask of the open B units its candidates reach."""
+    opened = [[u for u in family if u in open_units] for family in families]
+    pairs = []
+    for a_units in opened:
+        for b_units in opened:
+            if b_units is a_units:
                 continue
-            b_units = [u for u in b_family if u in open_units]
-            span: list[int] = []  # per open A unit: bitmask of the open B units its candidates reach
+            span = []
             for u in a_units:
                 cells = cand & units[u]
-                bits = 0
-                for j, v in enumerate(b_units):
-                    if cells & units[v]:
-                        bits |= 1 << j
-                span.append(bits)
-            for chosen, reach in _groups(span, k):
-                inside = 0
-                for a in chosen:
-                    inside |= cand & units[a_units[a]]
-                outside = 0
-                for j, v in enumerate(b_units):
-                    if reach >> j & 1:
-                        outside |= cand & units[v]
-                removed |= outside & ~inside
-            if removed:
-                return removed
+                span.append(sum(1 << j for j, v in enumerate(b_units) if cells & units[v]))
+            pairs.append((a_units, b_units, span))
+    return pairs
+
+
+def _confinements(cand: int, units: list[int], pairs: list[tuple[list[int], list[int], list[int]]], k: int) -> int:
+    """Candidates removed by confinements of exactly k units (all pairs of unit kinds, from `_spans`); 0 if none."""
+    removed = 0
+    for a_units, b_units, span in pairs:
+        if len(a_units) <= k:
+            continue
+        for chosen, reach in _groups(span, k):
+            inside = 0
+            for a in chosen:
+                inside |= cand & units[a_units[a]]
+            outside = 0
+            for j, v in enumerate(b_units):
+                if reach >> j & 1:
+                    outside |= cand & units[v]
+            removed |= outside & ~inside
+        if removed:
+            return removed
     return removed
 
 
@@ -177,17 +190,18 @@ def _groups(span: list[int], k: int) -> list[tuple[list[int], int]]:
     """Sets of exactly k indices whose spans' union has exactly k bits."""
     found: list[tuple[list[int], int]] = []
     chosen: list[int] = []
+    fits = [a for a, bits in enumerate(span) if bits.bit_count() <= k]  # no other index can be in a group
 
     def extend(start: int, union: int) -> None:
         if len(chosen) == k:
             if union.bit_count() == k:
                 found.append((list(chosen), union))
             return
-        for a in range(start, len(span)):
-            merged = union | span[a]
+        for at in range(start, len(fits) - (k - len(chosen)) + 1):
+            merged = union | span[fits[at]]
             if merged.bit_count() <= k:
-                chosen.append(a)
-                extend(a + 1, merged)
+                chosen.append(fits[at])
+                extend(at + 1, merged)
                 chosen.pop()
 
     extend(0, 0)

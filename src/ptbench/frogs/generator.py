@@ -13,6 +13,11 @@ solutions is needed (a board solved by sound deductions has exactly one solution
    - an open region of at least MIN_REGION cells whose only candidate is its frog is placed,
      preferring the one with the fewest unassigned neighbours (the others keep absorbing); while
      another is ready, cells that only this region could still take join it and it waits;
+   - when grade 3 or 4 is asked for, once per chain: an open region grows to MIN_REGION cells (its
+     candidates not in one line) that a frog on some unassigned cell x would all rule out, so
+     deduce's contradiction rule eliminates x, and every such cell, with no placement needed; chosen
+     so that another open region can absorb the eliminated cells up to MIN_REGION cells, i.e. the
+     chain goes on from there (the region takes no more cells);
    - otherwise an open region lying in its frog's row or column is stretched along that line to
      MIN_REGION cells (a bar): confinement then eliminates the rest of the line.
    Placing a frog eliminates what it rules out and its whole region.
@@ -20,10 +25,11 @@ solutions is needed (a board solved by sound deductions has exactly one solution
    takes any; a region placed because it had one candidate takes a cell only if a frog that
    does not depend (through the chain) on that region eliminates the cell, which becomes a new
    dependency, or if its frog's row or column is emptied by frogs that do not depend on it (it
-   becomes free). Bars take none.
+   becomes free). Bars and regions grown for a contradiction take none.
    When at most _GUESSED_CELLS cells are left over, they join any neighbouring region instead
    and `deduce` decides (such boards often need a harder rule).
-4. `deduce` checks the finished board and grades it (the hardest rule it needs).
+4. `deduce` checks the finished board and grades it (the hardest rule it needs). A chain with a
+   planted contradiction often needs it (grade 4), else pigeonhole (grade 3) or neither (grade 2).
 
 Boards of N=4 are grown at random instead (each region first to MIN_REGION cells), as most such
 boards are solvable by deduction and the chain reaches only a few of them.
@@ -49,10 +55,10 @@ from pydantic import BaseModel, ConfigDict
 
 from ptbench.frogs.board import MAX_N, MIN_N, Board, Cell, Rules, region_contiguous
 from ptbench.frogs.canonical import canonical_hash, relabel
-from ptbench.frogs.deduce import deduce_grade
+from ptbench.frogs.deduce import MAX_GRADE, deduce_grade
 from ptbench.frogs.solver import _static_masks
 
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 """Bump whenever a change could alter the board produced for a seed."""
 
 MIN_REGION = 3
@@ -64,7 +70,8 @@ _MOVES = 8  # boards derived from one built board by moving a cell, until one pa
 _TRIED_MOVES = 12  # moves tried (each checked by `deduce`) for each of those
 _GUESSED_CELLS = 2  # at most this many cells may join a region that breaks the chain
 _CHAIN_GRADE = 2  # deduce's grade of a board its chain solves: singles and confinement, and no single at the start
-_OPEN, _BAR, _PLACED = 0, 1, 2
+_PLANTED_GRADES = (3, 4)  # asked for, a chain plants a contradiction step: deduce needs it, or pigeonhole instead
+_OPEN, _CLOSED, _PLACED = 0, 1, 2  # closed: a bar, or a region grown for a contradiction (takes no more cells)
 
 
 class Puzzle(BaseModel):
@@ -95,14 +102,15 @@ def generate_board(seed: int | str, n: int, rules: Rules = "touch", accept: Call
     if not MIN_N <= n <= MAX_N:
         raise ValueError(f"board size must be {MIN_N}..{MAX_N}, got {n}")
     rng = random.Random(derive_seed("frogs-board", GENERATOR_VERSION, seed, n, rules))
+    contradict = grade in _PLANTED_GRADES
     for _ in range(_ATTEMPTS):
-        built = _grown(rng, n, rules) if n <= _GROWN_MAX_N else _Chain(rng, n, rules).build()
+        built = _grown(rng, n, rules) if n <= _GROWN_MAX_N else _Chain(rng, n, rules, contradict).build()
         if built is None:
             continue
         region, planted, chained = built
         if chained and grade not in (None, _CHAIN_GRADE):
             continue  # a whole chain of singles and confinements makes a board of exactly that grade
-        found = deduce_grade(n, region, rules)
+        found = deduce_grade(n, region, rules, grade or MAX_GRADE)  # no harder rule tried than the one asked for
         if found is None or (grade is not None and found != grade):
             continue
         for _ in range(_MOVES):
@@ -154,7 +162,7 @@ def _move_a_cell(rng: random.Random, n: int, region: list[int], planted: list[in
             continue
         region[i] = g
         if (region_contiguous([region[r * n:(r + 1) * n] for r in range(n)], own)
-                and deduce_grade(n, region, rules) == grade):
+                and deduce_grade(n, region, rules, grade) == grade):
             return True
         region[i] = own
     return False
@@ -163,8 +171,8 @@ def _move_a_cell(rng: random.Random, n: int, region: list[int], planted: list[in
 class _Chain:
     """One attempt: regions grown along a chain of deductions (cells are indices r*N+c, sets are bitmasks)."""
 
-    def __init__(self, rng: random.Random, n: int, rules: Rules) -> None:
-        self.rng, self.n = rng, n
+    def __init__(self, rng: random.Random, n: int, rules: Rules, contradict: bool = False) -> None:
+        self.rng, self.n, self.contradict = rng, n, contradict
         self.base = _static_masks(n, rules)[0]  # what a frog on each cell rules out besides its region
         self.near, self.lines, self.edges, self.line_cells = _geometry(n)
         self.planted = [r * n + c for r, c in _random_placement(rng, n, rules)]
@@ -182,17 +190,18 @@ class _Chain:
         self.needs = [0] * n  # cells that had to be eliminated before the region's frog was placed
         self.removes = [0] * n  # cells the placement eliminated
         self.guessed = False  # a left-over cell joined a region regardless of the chain
+        self.contradicted = False  # a step of the chain eliminated cells by contradiction
 
     def build(self) -> tuple[list[int], list[int], bool] | None:
         """(region id per cell, planted cells, whether the chain holds with no guessed cell) when the
         attempt succeeds, else None."""
         while len(self.order) < self.n:
             self._absorb()
-            if not (self._line_single() or self._region_single() or self._bar()):
+            if not (self._line_single() or self._region_single() or self._contradiction() or self._bar()):
                 return None
         if not self._complete():
             return None
-        return self.region, self.planted, not self.guessed
+        return self.region, self.planted, not (self.guessed or self.contradicted)
 
     def _join(self, i: int, g: int) -> None:
         self.region[i] = g
@@ -260,6 +269,55 @@ class _Chain:
                 return True
         return False
 
+    def _contradiction(self) -> bool:
+        """Once per chain, when asked for: grow an open region to MIN_REGION cells (its candidates not in
+        one line) that a frog on some unassigned cell would all rule out. Every such cell is eliminated by
+        contradiction (needing no placement) and the region takes no more cells. Only done when another
+        open region can absorb the eliminated cells up to MIN_REGION cells, so the chain goes on from them."""
+        if not self.contradict or self.contradicted:
+            return False
+        free = self.unassigned & ~self.elim
+        opens = [g for g in range(self.n) if self.state[g] == _OPEN]
+        near = {h: self._around(self.mask[h]) for h in opens}
+        reach = 0  # only cells next to an open region can be absorbed by it
+        for cells in near.values():
+            reach |= cells
+        options = [(g, x) for g in opens for x in _bits(free & reach & self._attackers(self.mask[g]))]
+        self.rng.shuffle(options)
+        for g, x in options:
+            grown = self._grow_within(self.mask[g], self.base[x] & self.unassigned & ~(1 << x))
+            candidates = grown & ~self.elim
+            if not grown or any(not candidates & ~line for line in self.lines):
+                continue
+            kills = free & ~grown & self._attackers(grown)
+            if not any(h != g and self.mask[h].bit_count() + (near[h] & kills).bit_count() >= MIN_REGION
+                       for h in opens):
+                continue
+            for i in _bits(grown & ~self.mask[g]):
+                self._join(i, g)
+            self.state[g] = _CLOSED
+            self.roots |= kills
+            self.elim |= kills
+            self.contradicted = True
+            return True
+        return False
+
+    def _attackers(self, cells: int) -> int:
+        """The cells where a frog would rule out every one of these cells (the relation is symmetric)."""
+        out = (1 << (self.n * self.n)) - 1
+        for i in _bits(cells):
+            out &= self.base[i]
+        return out
+
+    def _grow_within(self, mask: int, allowed: int) -> int:
+        """The mask grown at random by neighbouring allowed cells to MIN_REGION cells, or 0 if it cannot be."""
+        while mask.bit_count() < MIN_REGION:
+            options = _bits(self._around(mask) & allowed)
+            if not options:
+                return 0
+            mask |= 1 << self.rng.choice(options)
+        return mask
+
     def _bar(self) -> bool:
         """Stretch an open region along its frog's row or column to MIN_REGION cells; confinement
         then eliminates the rest of that line."""
@@ -285,7 +343,7 @@ class _Chain:
         for i in window:
             if self.region[i] < 0:
                 self._join(i, g)
-        self.state[g] = _BAR
+        self.state[g] = _CLOSED
         self.roots |= line & ~self.mask[g]
         self.elim |= line & ~self.mask[g]
         return True

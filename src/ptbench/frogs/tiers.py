@@ -16,15 +16,15 @@ TIER_SIZES: dict[Tier, tuple[int, int]] = {
 TIERS: tuple[Tier, ...] = tuple(TIER_SIZES)
 TIER_GRADES: dict[Tier, tuple[int, ...]] = {
     "tiny": (),  # any grade: N=4 boards are nearly all grade 4 (7 are grade 2), N=5 ones mostly grade 2
-    "easy": (2, 4),
-    "medium": (2,),
-    "hard": (2,),
-    "expert": (2,),
+    "easy": (2, 3, 4),
+    "medium": (2, 3, 4),
+    "hard": (2, 3, 4),
+    "expert": (2, 3, 4),
 }
-"""Grades each tier cycles through (empty: any), chosen from what each size offers at a cost the held-out
-build can afford (docs/ARCHITECTURE.md): no board with regions of 3+ cells is grade 1 (nothing is a
-single candidate at the start), grade 3 (pigeonhole) is rare at every size, and grade 4 costs 5-25x
-the attempts of grade 2 from N=6 up."""
+"""Grades each tier cycles through (empty: any; docs/ARCHITECTURE.md): no board with regions of 3+ cells
+is grade 1 (nothing is a single candidate at the start); the generator's chain of deductions gives grade 2,
+and a chain that plants one contradiction step gives grade 3 (pigeonhole) or 4 (contradiction), at about
+2x and 3-6x the cost of grade 2 (`bench/bench_frogs.py`)."""
 HELDOUT_TIERS: tuple[Tier, ...] = ("easy", "medium", "hard", "expert")
 """The default held-out mix (equal counts), as in the original task."""
 
