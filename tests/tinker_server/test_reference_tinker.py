@@ -4,6 +4,7 @@ data, a multi-turn run end to end, and the checkpoint it submits opened as the v
 from __future__ import annotations
 
 import io
+import socket
 from pathlib import Path
 
 import pytest
@@ -71,10 +72,24 @@ def test_the_multi_turn_recipe_trains_and_submits_through_the_sdk(service_client
     checkpoint = out.read_text().strip()
     assert checkpoint.startswith("tinker://") and checkpoint.endswith("/sampler_weights/final")
     assert [(e.phase, e.step) for e in report.evaluations] == [("base", 0), ("SFT", 2)]
-    assert [p.name for p in report.phases] == ["boards", "connect", "evaluate base", "SFT", "save"]
+    assert [p.name for p in report.phases] == ["connect", "boards", "evaluate base", "SFT", "save"]
     assert report.train_examples == 2 * 2 * 4  # 2 steps x batch 4 puzzles, two turns each
     assert any("SFT only" in note for note in report.notes)
     assert "SFT through Tinker" in log.getvalue() and "raw N=4" in log.getvalue()
     sampler = TinkerSampler.from_path_file(out, "tiny", service_client=service_client)
     assert sampler.checkpoint == checkpoint
     assert (Path(report.model_dir) == out) and (tmp_path / "submission" / "reference_report.json").is_file()
+
+
+def test_no_api_to_train_through_is_a_one_line_error(cli, tmp_path) -> None:
+    out = tmp_path / "path.txt"
+    unset = cli("reference", "frogs-single-tinker-tiny", "--out", str(out), env={"TINKER_API_KEY": ""})
+    assert unset.returncode == 2 and "Traceback" not in unset.stderr
+    assert unset.stderr.strip().splitlines()[-1].startswith("error: no TINKER_API_KEY: set it for the Tinker service")
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))  # bound, never listening: nothing answers there
+        url = f"http://127.0.0.1:{closed.getsockname()[1]}"
+        dead = cli("reference", "frogs-single-tinker-tiny", "--out", str(out),
+                   env={"TINKER_API_KEY": "tml-x", "TINKER_BASE_URL": url}, timeout=120)
+    assert dead.returncode == 2 and f"error: the Tinker API at TINKER_BASE_URL={url} does not answer" in dead.stderr
+    assert not out.exists()

@@ -18,6 +18,7 @@ The service is whatever the environment names (`TINKER_BASE_URL`, `TINKER_API_KE
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from ptbench.catalog.spec import TaskSpec
+from ptbench.errors import UserError, first_line
 from ptbench.files import write_atomic
 from ptbench.frogs import Board, Rules, render_prompt
 from ptbench.models.backends.base import Backend, Conversation, GenerationSettings
@@ -43,6 +45,8 @@ if TYPE_CHECKING:
     from tinker import types
 
 
+KEY_ENV, URL_ENV = "TINKER_API_KEY", "TINKER_BASE_URL"
+HEALTH_SECONDS = 30.0
 GRAD_CLIP = 1.0
 """The gradient norm each step is clipped to (Tinker's losses are sums over tokens: spikes without it)."""
 
@@ -110,22 +114,47 @@ def supervised_data(chat: ChatFormat, messages: Conversation) -> list[types.Datu
     return data
 
 
+def connect() -> Any:
+    """A ServiceClient on the API the environment names (`TINKER_BASE_URL`, else the service; `TINKER_API_KEY`),
+    checked first: a missing key or a server that does not answer is a one-line UserError, never a hang (the SDK
+    retries a dead address without end)."""
+    import httpx
+    import tinker
+
+    if not os.environ.get(KEY_ENV):
+        raise UserError(f"no {KEY_ENV}: set it for the Tinker service, or run a local `ptbench tinker serve` and "
+                        f"set {URL_ENV} and any {KEY_ENV}=tml-...")
+    url = os.environ.get(URL_ENV)
+    if url:
+        try:
+            httpx.get(f"{url.rstrip('/')}/api/v1/healthz", timeout=HEALTH_SECONDS).raise_for_status()
+        except httpx.HTTPError as exc:
+            raise UserError(f"the Tinker API at {URL_ENV}={url} does not answer: {first_line(exc)}") from exc
+    try:
+        return tinker.ServiceClient()
+    except tinker.TinkerError as exc:
+        raise UserError(f"cannot open the Tinker API: {first_line(exc)}") from exc
+
+
 def run_tinker_frogs(spec: TaskSpec, recipe: FrogsRecipe, out: Path, clock: PhaseClock, console: Console,
                      report: ReferenceReport) -> None:
     """Train through the Tinker API and write the final checkpoint's path to `out` (path.txt)."""
     import tinker
 
     multi = recipe.mode == "multi"
+    with clock.phase("connect"):
+        service = connect()
+        lora = recipe.lora or LoraSettings()
+        try:
+            trainer = service.create_lora_training_client(base_model=get_base_model(spec.base_model).tinker_name,
+                                                           rank=lora.r, seed=recipe.seed).result()
+        except tinker.TinkerError as exc:
+            raise UserError(f"the Tinker API refused a training client: {first_line(exc)}") from exc
     with clock.phase("boards"):
         boards, puzzles = recipe_sets(spec, recipe)
         chat = load_chat_format(spec.base_model)
         data = [d for p in puzzles for d in supervised_data(chat, conversation(p, spec.rules, multi))]
         random.Random(recipe.seed).shuffle(data)
-    with clock.phase("connect"):
-        service = tinker.ServiceClient()  # TINKER_BASE_URL (a local server) or the service; TINKER_API_KEY
-        lora = recipe.lora or LoraSettings()
-        trainer = service.create_lora_training_client(base_model=get_base_model(spec.base_model).tinker_name,
-                                                       rank=lora.r, seed=recipe.seed).result()
     policy = TinkerPolicy(trainer, chat)
     sampling = dev_settings(recipe.eval.max_new_tokens, spec.definition.generation.temperature, recipe.seed)
     play = _player(policy, sampling, spec.rules, recipe)
