@@ -11,6 +11,7 @@ import pytest
 from rich.console import Console
 
 from ptbench.catalog.tasks import get_task
+from ptbench.errors import UserError
 from ptbench.frogs import generate_training_boards
 from ptbench.models.backends.tinker_sampler import TinkerSampler
 from ptbench.reference.config import (
@@ -91,5 +92,15 @@ def test_no_api_to_train_through_is_a_one_line_error(cli, tmp_path) -> None:
         url = f"http://127.0.0.1:{closed.getsockname()[1]}"
         dead = cli("reference", "frogs-single-tinker-tiny", "--out", str(out),
                    env={"TINKER_API_KEY": "tml-x", "TINKER_BASE_URL": url}, timeout=120)
-    assert dead.returncode == 2 and f"error: the Tinker API at TINKER_BASE_URL={url} does not answer" in dead.stderr
+    assert dead.returncode == 2 and f"error: the Tinker API at {url} does not answer" in dead.stderr
     assert not out.exists()
+
+
+def test_the_verifier_does_not_wait_on_a_dead_api(tmp_path, monkeypatch) -> None:
+    (tmp_path / "path.txt").write_text("tinker://run-1/sampler_weights/final\n")
+    monkeypatch.setenv("TINKER_API_KEY", "tml-x")
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        monkeypatch.setenv("PTBENCH_TINKER_URL", f"http://127.0.0.1:{closed.getsockname()[1]}")
+        with pytest.raises(UserError, match="does not answer"):
+            TinkerSampler.from_path_file(tmp_path / "path.txt", "tiny")

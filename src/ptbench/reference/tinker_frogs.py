@@ -18,7 +18,6 @@ The service is whatever the environment names (`TINKER_BASE_URL`, `TINKER_API_KE
 
 from __future__ import annotations
 
-import os
 import random
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,7 +29,7 @@ from ptbench.errors import UserError, first_line
 from ptbench.files import write_atomic
 from ptbench.frogs import Board, Rules, render_prompt
 from ptbench.models.backends.base import Backend, Conversation, GenerationSettings
-from ptbench.models.backends.tinker_sampler import TinkerSampler
+from ptbench.models.backends.tinker_sampler import TinkerSampler, open_service
 from ptbench.models.registry import get_base_model
 from ptbench.reference.config import FrogsRecipe, LoraSettings
 from ptbench.reference.dev_scores import Player, dev_recorder, dev_settings, single_turn_player
@@ -45,8 +44,6 @@ if TYPE_CHECKING:
     from tinker import types
 
 
-KEY_ENV, URL_ENV = "TINKER_API_KEY", "TINKER_BASE_URL"
-HEALTH_SECONDS = 30.0
 GRAD_CLIP = 1.0
 """The gradient norm each step is clipped to (Tinker's losses are sums over tokens: spikes without it)."""
 
@@ -114,28 +111,6 @@ def supervised_data(chat: ChatFormat, messages: Conversation) -> list[types.Datu
     return data
 
 
-def connect() -> Any:
-    """A ServiceClient on the API the environment names (`TINKER_BASE_URL`, else the service; `TINKER_API_KEY`),
-    checked first: a missing key or a server that does not answer is a one-line UserError, never a hang (the SDK
-    retries a dead address without end)."""
-    import httpx
-    import tinker
-
-    if not os.environ.get(KEY_ENV):
-        raise UserError(f"no {KEY_ENV}: set it for the Tinker service, or run a local `ptbench tinker serve` and "
-                        f"set {URL_ENV} and any {KEY_ENV}=tml-...")
-    url = os.environ.get(URL_ENV)
-    if url:
-        try:
-            httpx.get(f"{url.rstrip('/')}/api/v1/healthz", timeout=HEALTH_SECONDS).raise_for_status()
-        except httpx.HTTPError as exc:
-            raise UserError(f"the Tinker API at {URL_ENV}={url} does not answer: {first_line(exc)}") from exc
-    try:
-        return tinker.ServiceClient()
-    except tinker.TinkerError as exc:
-        raise UserError(f"cannot open the Tinker API: {first_line(exc)}") from exc
-
-
 def run_tinker_frogs(spec: TaskSpec, recipe: FrogsRecipe, out: Path, clock: PhaseClock, console: Console,
                      report: ReferenceReport) -> None:
     """Train through the Tinker API and write the final checkpoint's path to `out` (path.txt)."""
@@ -143,7 +118,7 @@ def run_tinker_frogs(spec: TaskSpec, recipe: FrogsRecipe, out: Path, clock: Phas
 
     multi = recipe.mode == "multi"
     with clock.phase("connect"):
-        service = connect()
+        service = open_service()
         lora = recipe.lora or LoraSettings()
         try:
             trainer = service.create_lora_training_client(base_model=get_base_model(spec.base_model).tinker_name,

@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 
 from ptbench.catalog.spec import TaskSpec
 from ptbench.errors import UserError
+from ptbench.models.backends.tinker_sampler import KEY_ENV, URL_ENV
 from ptbench.sandbox.forward import parse_ports
 from ptbench.settings import env_name
 
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
 TinkerMode = Literal["auto", "local", "service"]
 LOCAL_KEY = "tml-ptbench-local"
 """The key a local server's clients present (the SDK insists on a `tml-` key; the server checks none)."""
-KEY_ENV, URL_ENV = "TINKER_API_KEY", "TINKER_BASE_URL"
 START_SECONDS = 120.0
 LOG_FILE = "server.log"
 

@@ -9,16 +9,21 @@ sent as token ids. The service is the real one (TINKER_API_KEY) or, with $PTBENC
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ptbench.errors import UserError
+from ptbench.errors import UserError, first_line
 from ptbench.models.backends.base import Backend, Completion, Conversation, GenerationSettings, Tools
 from ptbench.models.registry import get_base_model
 from ptbench.models.templates import ChatTemplate, chat_template
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
+
+KEY_ENV, URL_ENV = "TINKER_API_KEY", "TINKER_BASE_URL"
+HEALTH_SECONDS = 30.0
+
 
 def read_tinker_path(path_file: Path) -> str:
     """The sampler checkpoint named in path.txt; anything else is a UserError."""
@@ -35,6 +40,28 @@ def read_tinker_path(path_file: Path) -> str:
         raise UserError(f"{path_file.name} names {parsed.checkpoint_type} weights; sampling needs "
                         "tinker://RUN/sampler_weights/NAME")
     return text
+
+
+def open_service(base_url: str | None = None) -> Any:
+    """A tinker ServiceClient on `base_url`, else $TINKER_BASE_URL, else the service (key: $TINKER_API_KEY), checked
+    first: a missing key or a server that does not answer is a one-line UserError, never a hang (the SDK retries a
+    dead address without end)."""
+    import httpx
+    import tinker
+
+    if not os.environ.get(KEY_ENV):
+        raise UserError(f"no {KEY_ENV}: set it for the Tinker service, or run a local `ptbench tinker serve` and "
+                        f"set {URL_ENV} and any {KEY_ENV}=tml-...")
+    url = base_url or os.environ.get(URL_ENV)
+    if url:
+        try:
+            httpx.get(f"{url.rstrip('/')}/api/v1/healthz", timeout=HEALTH_SECONDS).raise_for_status()
+        except httpx.HTTPError as exc:
+            raise UserError(f"the Tinker API at {url} does not answer: {first_line(exc)}") from exc
+    try:
+        return tinker.ServiceClient(base_url=url or None)
+    except tinker.TinkerError as exc:
+        raise UserError(f"cannot open the Tinker API: {first_line(exc)}") from exc
 
 
 class TinkerSampler(Backend):
@@ -60,11 +87,9 @@ class TinkerSampler(Backend):
             raise UserError(f"base model {info.key} is not trained through Tinker")
         checkpoint = read_tinker_path(path_file)
         if service_client is None:
-            import tinker
-
             from ptbench.settings import settings
 
-            service_client = tinker.ServiceClient(base_url=settings().tinker_url or None)
+            service_client = open_service(settings().tinker_url or None)
         client = service_client.create_sampling_client(model_path=checkpoint).result()
         trained_from = client.get_base_model()
         if trained_from != info.tinker_name:
