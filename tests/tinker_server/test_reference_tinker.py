@@ -104,3 +104,25 @@ def test_the_verifier_does_not_wait_on_a_dead_api(tmp_path, monkeypatch) -> None
         monkeypatch.setenv("PTBENCH_TINKER_URL", f"http://127.0.0.1:{closed.getsockname()[1]}")
         with pytest.raises(UserError, match="does not answer"):
             TinkerSampler.from_path_file(tmp_path / "path.txt", "tiny")
+
+
+def test_multi_turn_dev_episodes_end_before_they_outgrow_the_context(service_client, puzzle) -> None:
+    """The dev player stops an episode whose next turn would not fit (the server refuses such a prompt), as the
+    local player does; with room, it plays on."""
+    from ptbench.frogs import FrogToolEnv
+    from ptbench.models.backends.base import GenerationSettings
+    from ptbench.reference.multiturn import backend_player
+    from ptbench.reference.tinker_frogs import TinkerPolicy
+
+    chat = load_chat_format("tiny")
+    policy = TinkerPolicy(service_client.create_lora_training_client(base_model="tiny", rank=4).result(), chat)
+    settings = GenerationSettings(max_new_tokens=16, temperature=1.0, seed=5)
+    env = FrogToolEnv(puzzle[0], "touch")
+    first = len(policy.sampler().prompt_ids([[{"role": "system", "content": env.system_prompt},
+                                             {"role": "user", "content": env.task_prompt}]], None)[0])
+    record = next(iter(generate_training_boards(1, 3, "touch", ("tiny",))))
+    calls = [r[2].count("(no call)") + r[2].count("<tool") for r in
+             backend_player(policy.backend, settings, "touch", 3, first + 16)([record])]
+    assert calls == [1]  # room for the first turn only
+    roomy = backend_player(policy.backend, settings, "touch", 3, 100_000)([record])
+    assert roomy[0][2].count("(no call)") + roomy[0][2].count("<tool") > 1

@@ -169,10 +169,11 @@ def player(policy: Policy, settings: GenerationSettings, rules: Rules, max_turns
     return play
 
 
-def backend_player(backend: Callable[[], Backend], settings: GenerationSettings, rules: Rules,
-                   max_turns: int) -> Player:
+def backend_player(backend: Callable[[], Backend], settings: GenerationSettings, rules: Rules, max_turns: int,
+                   context: int) -> Player:
     """Dev evaluation of a multi-turn policy that a backend serves (the Tinker sampler): every board's episode, one
-    turn of all live episodes at a time, the conversation laid out as in `demonstration`."""
+    turn of all live episodes at a time, the conversation laid out as in `demonstration`; an episode ends when it
+    submits, after `max_turns`, or when its next turn would not fit the model's `context`."""
 
     def play(records: list[BoardRecord]) -> list[Outcome]:
         model = backend()
@@ -180,7 +181,8 @@ def backend_player(backend: Callable[[], Backend], settings: GenerationSettings,
         chats: list[Conversation] = [[{"role": "system", "content": env.system_prompt},
                                       {"role": "user", "content": env.task_prompt}] for env in envs]
         for _ in range(max_turns):
-            live = [i for i, env in enumerate(envs) if not env.done]
+            live = [i for i, env in enumerate(envs) if not env.done
+                    and len(model.prompt_ids([chats[i]], None)[0]) + settings.max_new_tokens <= context]
             if not live:
                 break
             for i, (completion,) in zip(live, model.generate([chats[i] for i in live], settings), strict=True):

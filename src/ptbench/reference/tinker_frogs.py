@@ -164,7 +164,7 @@ def _player(policy: TinkerPolicy, sampling: GenerationSettings, rules: Rules, re
     if recipe.mode == "multi":
         from ptbench.reference.multiturn import backend_player
 
-        return backend_player(policy.backend, sampling, rules, recipe.max_turns)
+        return backend_player(policy.backend, sampling, rules, recipe.max_turns, policy.chat.tokenizer.model_max_length)
     return single_turn_player(policy.backend, sampling, rules)
 
 
