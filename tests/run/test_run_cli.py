@@ -171,19 +171,27 @@ def test_kill_9_then_resume_finishes_every_trial_exactly_once(tmp_path, cli):
     assert list(spot.home.iterdir()) == [] and [p.name for p in spot.cwd.iterdir()] == [".ptbench"]
 
 
+def _as_a_terminal_starts() -> None:
+    """In the child before exec: SIGINT at its default and unblocked, as for a command a user starts from a terminal.
+    Children inherit an ignored or blocked SIGINT, and after the whole suite this process's own may be (the full suite
+    twice saw the SIGINT below have no effect, the job finishing with exit 0; alone the test passed)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def test_ctrl_c_records_cancelled_trials_and_resume_reruns_them(tmp_path, cli):
     """SIGINT while 2 of 3 trials run: they end cancelled, exit 130; --resume runs them again."""
     spot = place(tmp_path)
     command = [sys.executable, "-m", "ptbench.cli.main", "run", "--task", str(RUN_TASKS / "echo"),
                "--agent", "slow_agent:SlowAgent", "--seeds", "3", "--concurrency", "2", "--job-name", "c"]
-    process = subprocess.Popen(command, cwd=spot.cwd, env={**os.environ, **spot.env},
+    process = subprocess.Popen(command, cwd=spot.cwd, env={**os.environ, **spot.env}, preexec_fn=_as_a_terminal_starts,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     while not (spot.ledger.exists() and spot.ledger.read_text().count("start") == 2):
         assert process.poll() is None
         time.sleep(0.05)
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=120)
-    assert process.returncode == 130
+    assert process.returncode == 130, _signal_state()
     assert "continue with: ptbench run --resume c" in stderr
     assert query(spot.store, "SELECT DISTINCT exception_type FROM trials") == [("CancelledError",)]
 
@@ -213,3 +221,9 @@ def test_resume_repairs_files_torn_by_a_kill(tmp_path, cli):
     assert not torn_trial.parent.exists() and kept_trial.read_bytes() == kept  # only the torn trial ran again
     assert query(spot.store, "SELECT job_id FROM jobs") == job_id
     assert query(spot.store, "SELECT seed, status FROM trials ORDER BY seed") == [(0, "ok"), (1, "ok")]
+
+
+def _signal_state() -> str:
+    """This process's ignored and blocked signals, as the kernel has them (for a failure's message)."""
+    lines = Path("/proc/self/status").read_text().splitlines()
+    return "; ".join(line for line in lines if line.startswith(("SigIgn", "SigBlk")))
