@@ -206,3 +206,23 @@ def test_load_backend_routes_path_txt_to_tinker(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="trained from meta-llama/Llama-3.1-8B"):  # raised before any download
         load_backend(submission, "qwen3-8b", "cpu", tinker_client=fake)
     assert fake.opened == ["tinker://run-7/sampler_weights/final"]
+
+
+def test_static_cache_batches_decode_as_the_eager_path(tiny_dir: Path) -> None:
+    # The GPU path (static KV cache, widths rounded up, batches filled) must not change a greedy answer.
+    static = load_backend(None, "tiny", "cpu", threads=1)
+    static.static_cache, static.batch_size = True, 4
+    eager = load_backend(None, "tiny", "cpu", threads=1)
+    settings = GenerationSettings(max_new_tokens=9)
+    assert static.generate(CONVERSATIONS, settings) == eager.generate(CONVERSATIONS, settings)
+
+
+def test_close_releases_the_model(tiny_dir: Path) -> None:
+    import gc
+    import weakref
+
+    backend = load_backend(None, "tiny", "cpu", threads=1)
+    model = weakref.ref(backend.model)
+    backend.close()
+    gc.collect()
+    assert model() is None

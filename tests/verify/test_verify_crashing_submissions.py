@@ -80,3 +80,14 @@ def test_overflowing_logits_stop_greedy_and_sampled_generation(overflowing: Path
     with pytest.raises(FloatingPointError, match="logits are not finite"):
         settings = GenerationSettings(max_new_tokens=4, temperature=temperature)
         backend.generate([[{"role": "user", "content": "2 + 2?"}]], settings)
+
+
+def test_overflowing_logits_stop_the_batch_at_once(overflowing: Path) -> None:
+    # The finiteness flag stays on the device, yet the first non-finite step ends the batch: one forward pass for the
+    # prompt, at most one more, never the full budget of a broken model.
+    backend = load_backend(overflowing, "tiny", "cpu", threads=1)
+    calls: list[int] = []
+    backend.model.register_forward_hook(lambda *args: calls.append(1))
+    with pytest.raises(FloatingPointError, match="logits are not finite"):
+        backend.generate([[{"role": "user", "content": "2 + 2?"}]], GenerationSettings(max_new_tokens=64))
+    assert 1 <= len(calls) <= 2

@@ -61,6 +61,8 @@ def reference(
     if show_config:
         print(recipe.model_dump_json(indent=2))
         return
+    from ptbench.models.device import require_device
     from ptbench.reference.run import run_reference
 
+    require_device(recipe.device)  # before any data is built: a cuda recipe on a machine without a GPU is one line
     run_reference(spec, out, recipe=recipe, base_dir=base_model, data_dir=data_dir, report_path=report, force=force)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ptbench.models.registry import get_base_model
 
 if TYPE_CHECKING:
+    import torch
     from transformers import PretrainedConfig, PreTrainedModel, PreTrainedTokenizerBase
 
 ADAPTER_CONFIG = "adapter_config.json"
@@ -94,13 +95,24 @@ def torch_device(device: str) -> str:
     return "cuda" if device == "gpu" else "cpu"
 
 
+def inference_dtype(device: str) -> torch.dtype:
+    """The one dtype every model is evaluated in on a device, whatever its files say, so base and submission are
+    compared alike: float32 on the CPU; bfloat16 on a GPU (float16 where the GPU has no bfloat16)."""
+    import torch
+
+    if device != "cuda":
+        return torch.float32
+    return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+
+
 def load_model(model_dir: Path | None, base: ModelSource, device: str = "cpu") -> PreTrainedModel:
-    """A causal LM from safetensors: the base (model_dir None), a full model, or base + adapter merged."""
+    """A causal LM from safetensors: the base (model_dir None), a full model, or base + adapter merged; in the
+    device's `inference_dtype`."""
     from transformers import AutoModelForCausalLM
 
     def from_pretrained(source: ModelSource) -> PreTrainedModel:
         return AutoModelForCausalLM.from_pretrained(
-            source.location, dtype="auto", use_safetensors=True, **source.kwargs()
+            source.location, dtype=inference_dtype(device), use_safetensors=True, **source.kwargs()
         )
 
     if model_dir is None:

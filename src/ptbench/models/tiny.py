@@ -58,8 +58,9 @@ class TinyConfig(BaseModel):
     train: TrainConfig = TrainConfig()
 
     def key(self) -> str:
-        """Cache key: the config plus the interpreter whose standard library is the corpus."""
-        text = self.model_dump_json() + sys.version
+        """Cache key: the config plus the Python release (major.minor) whose standard library is the corpus; patch
+        releases share a key, so a machine with another patch release reuses a cached build."""
+        text = self.model_dump_json() + f"python{sys.version_info.major}.{sys.version_info.minor}"
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

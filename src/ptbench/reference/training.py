@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ptbench.errors import UserError
 from ptbench.files import staged_dir
+from ptbench.models.device import require_device
 from ptbench.models.loading import ModelSource, base_source, load_model, load_tokenizer
 from ptbench.models.registry import get_base_model
 from ptbench.models.templates import ChatTemplate, Message, chat_template
@@ -81,6 +82,7 @@ def load_policy(base_model: str, recipe: FrogsRecipe | BenchmarkRecipe, base_dir
     """The base model (or a local copy of it in `base_dir`) ready to train, with LoRA if the recipe asks."""
     import torch
 
+    require_device(recipe.device)
     if recipe.threads:
         torch.set_num_threads(recipe.threads)
     torch.manual_seed(recipe.seed)

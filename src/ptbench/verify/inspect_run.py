@@ -2,7 +2,8 @@
 
 The model is served by ptbench's provider (forced chat template, the benchmark's generation
 settings); judges are inspect model roles; the log (.eval) goes to `log_dir`, where
-`inspect view` opens it.
+`inspect view` opens it. The GPU failing while the model generates raises a DeviceFailure (the verifier's error);
+any other generation error is the model's (`model_failure`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ptbench.benchmarks.registry import BenchmarkDef
 from ptbench.errors import first_line
+from ptbench.models.device import as_device_failure, is_device_failure
 from ptbench.verify.results import LogSummary, summarize_log
 from ptbench.verify.verdict import EvaluationRecord
 
@@ -98,5 +100,7 @@ def run_evaluation(request: EvalRequest, model_dir: Path, base_model: str, devic
         seconds=round(seconds, 3),
     )
     failure = model.api.failure  # type: ignore[attr-defined]  (our PtbenchModelAPI)
+    if failure is not None and is_device_failure(failure, device):
+        raise as_device_failure(failure, "the model generated") from failure
     return EvalOutcome(record=record, summary=summary, max_tokens_override=request.max_tokens,
                        model_failure=None if failure is None else f"{type(failure).__name__}: {first_line(failure)}")

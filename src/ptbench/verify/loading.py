@@ -1,7 +1,8 @@
 """Load what the verifier scores: a submission that passed intake, the base model, or its instruct twin.
 
 Loading goes through `ptbench.models` (safetensors only, never remote code). A submission that
-passes intake but still fails to load is reported, not raised: the caller scores the base model.
+passes intake but still fails to load is reported, not raised: the caller scores the base model. A failure of the GPU
+itself (a CUDA error, out of memory, no driver) is raised as a DeviceFailure: the verifier's error, not the agent's.
 A Tinker submission may be named by its path.txt file (as the catalog's test.sh does) or by a
 directory holding it.
 """
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ptbench.errors import UserError, first_line
+from ptbench.models.device import as_device_failure, is_device_failure, require_device
 from ptbench.models.registry import get_base_model
 
 if TYPE_CHECKING:
@@ -43,6 +45,7 @@ def load_submission(submission: Path, spec: TaskSpec, device: str) -> tuple[Inta
     from ptbench.models.backends import load_backend
     from ptbench.models.intake import intake
 
+    require_device(device)
     base_model = spec.base_model
     result = intake(_as_directory(submission), base_model, spec.backend)
     if not result.ok or result.model_path is None:
@@ -50,7 +53,9 @@ def load_submission(submission: Path, spec: TaskSpec, device: str) -> tuple[Inta
     model_dir = Path(result.model_path)
     try:
         backend = load_backend(model_dir, base_model, device, batch_size=BATCH_SIZE)
-    except Exception as exc:  # hostile files fail in many ways; every one means "score the base"
+    except Exception as exc:  # hostile files fail in many ways; every one but the GPU's own means "score the base"
+        if is_device_failure(exc, device):
+            raise as_device_failure(exc, "loading the submission") from exc
         result.ok = False
         result.reasons.append(f"passed intake but failed to load: {first_line(exc)}")
         return result, None
@@ -73,6 +78,7 @@ def load_base(base_model: str, device: str) -> LoadedModel:
     from ptbench.models.backends import load_backend
     from ptbench.models.loading import base_source
 
+    require_device(device)
     info = get_base_model(base_model)
     backend = load_backend(None, info.key, device, batch_size=BATCH_SIZE)
     return LoadedModel(Path(base_source(info.key).location), backend, info.chat_template)

@@ -5,8 +5,9 @@ safetensors files as data (never trust_remote_code, never pickles), and the Back
 weights the same way. A submission that is missing, broken or flagged, that fails to load,
 or that fails while generating (an error, or logits that are not finite), is replaced by the
 base model, and the one-line reason is recorded in details.json. When the
-verifier itself fails (the base model does not load, inspect errors) it writes details.json
-but no reward.json, and raises VerifyFailed: that is not the submission's score.
+verifier itself fails (the base model does not load, inspect errors, the GPU fails: a CUDA error, out of
+memory, no driver) it writes details.json but no reward.json, and raises VerifyFailed: that is not the
+submission's score, and the trial can be verified again.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ptbench.catalog.spec import TaskSpec
 from ptbench.datadir.manifest import view_dir
 from ptbench.errors import UserError
 from ptbench.integrity.checks import IntegrityInputs, after_evaluation, before_evaluation
+from ptbench.models.device import DeviceFailure
 from ptbench.verify.inspect_run import EvalOutcome, EvalRequest, run_evaluation
 from ptbench.verify.integrity import integrity_stage
 from ptbench.verify.judges import integrity_judge, resolve_judges
@@ -97,6 +99,9 @@ def verify(request: VerifyRequest, console: Console) -> Verdict:
         verdict.reward = reward.reward
         verdict.stages.append(StageRecord(name="reward", status="passed", reasons=verdict.reward_notes))
         console.print(f"[bold]reward[/bold]: {reward.reward:.4f} ({benchmark.main_metric}, {verdict.scored} model)")
+    except DeviceFailure as exc:
+        verdict.stages.append(StageRecord(name="evaluation", status="failed", reasons=[str(exc)]))
+        raise VerifyFailed(str(exc)) from exc
     finally:
         verdict.finished_at = _now()
         verdict.write(request.out_dir)

@@ -7,7 +7,11 @@ an empty answer that finished on "length".
 With a seed the outputs of one call are reproducible; greedy decoding (temperature 0) always is.
 The model's own generation_config (which a submission controls) is replaced by a blank one.
 Logits that are not finite (NaN, +inf, or a row with no finite value) stop generation with a
-FloatingPointError: such a model is broken, whether decoding is greedy or sampled.
+FloatingPointError: such a model is broken, whether decoding is greedy or sampled. The check stays on the
+device (a flag tensor that also stops the batch), so decoding waits on the host no more than transformers does.
+On a GPU (`static_cache`), batches use a static KV cache, which transformers compiles (CUDA graphs), with
+prompt widths rounded up to `WIDTH_BUCKET` and batches filled to `batch_size`, so shapes repeat and compile once.
+`close()` drops the model and returns its GPU memory.
 """
 
 from __future__ import annotations
@@ -22,6 +26,10 @@ if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 
+WIDTH_BUCKET = 64
+"""Prompt widths are rounded up to a multiple of this with a static cache (fewer distinct shapes to compile)."""
+
+
 class TransformersBackend(Backend):
     """A loaded transformers causal LM behind the Backend interface."""
 
@@ -32,6 +40,7 @@ class TransformersBackend(Backend):
         template: ChatTemplate,
         batch_size: int = 16,
         threads: int | None = None,
+        static_cache: bool | None = None,
     ) -> None:
         import torch
         from transformers import GenerationConfig
@@ -45,6 +54,18 @@ class TransformersBackend(Backend):
         self.batch_size = batch_size
         pad = tokenizer.pad_token_id
         self.pad_id = pad if pad is not None else self.stop_ids[0]
+        self.static_cache = self.model.device.type == "cuda" if static_cache is None else static_cache
+
+    def close(self) -> None:
+        """Drop the model and hand its GPU memory back to the device (the backend is unusable afterwards)."""
+        import gc
+
+        import torch
+
+        del self.model
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
 
     def generate(
         self,
@@ -79,21 +100,28 @@ class TransformersBackend(Backend):
             return [[c] * n for c in empty]
         if room < settings.max_new_tokens:
             settings = settings.model_copy(update={"max_new_tokens": room})
-        input_ids = torch.tensor([[self.pad_id] * (width - len(p)) + p for p in prompts])
-        attention = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
-        sample = settings.temperature > 0
+        rows = prompts
         options: dict = {"do_sample": False}
+        if self.static_cache:  # repeat shapes: one compiled graph serves every batch of this call
+            width = min(-(-width // WIDTH_BUCKET) * WIDTH_BUCKET, width + room - settings.max_new_tokens)
+            rows = prompts + [prompts[0]] * (self.batch_size - len(prompts))
+            options["cache_implementation"] = "static"
+        input_ids = torch.tensor([[self.pad_id] * (width - len(p)) + p for p in rows])
+        attention = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in rows])
+        sample = settings.temperature > 0
+        guard = FiniteGuard()
         if sample:
-            options = {"do_sample": True, "temperature": settings.temperature, "top_p": settings.top_p,
-                       "top_k": 0, "num_return_sequences": n}
+            options |= {"do_sample": True, "temperature": settings.temperature, "top_p": settings.top_p,
+                        "top_k": 0, "num_return_sequences": n}
         if settings.stop:
             options |= {"stop_strings": list(settings.stop), "tokenizer": self.tokenizer}
         with torch.no_grad():
             output = self.model.generate(
                 input_ids=input_ids.to(self.model.device), attention_mask=attention.to(self.model.device),
                 max_new_tokens=settings.max_new_tokens, eos_token_id=self.stop_ids, pad_token_id=self.pad_id,
-                logits_processor=[_check_finite], **options,
+                logits_processor=[guard], stopping_criteria=[guard.stop], **options,
             )
+        guard.raise_if_seen()
         new = output[:, width:].tolist()
         per_prompt = n if sample else 1
         completions = []
@@ -118,14 +146,33 @@ class TransformersBackend(Backend):
         return ids
 
 
-def _check_finite(input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
-    """A logits processor (run after temperature and top-p): every row must keep a finite maximum.
+class FiniteGuard:
+    """A logits processor (run after temperature and top-p) that checks, on the device, that every row keeps a finite
+    maximum; its `stop` is the matching stopping criterion.
 
-    Tokens filtered out by top-p are -inf, which is fine; NaN (which amax propagates), +inf, or a row
-    of -inf leave no distribution to decode from.
+    Tokens filtered out by top-p are -inf, which is fine; NaN (which amax propagates), +inf, or a row of -inf leave
+    no distribution to decode from. Such a row is recorded in a device flag and given uniform scores (so decoding
+    goes on without a host sync), the flag stops every row at the end of the step, and `raise_if_seen` reports it.
     """
-    import torch
 
-    if not bool(torch.isfinite(scores.amax(dim=-1)).all()):
-        raise FloatingPointError("the model's logits are not finite (NaN or infinity)")
-    return scores
+    def __init__(self) -> None:
+        self.seen: torch.Tensor | None = None
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        import torch
+
+        broken = ~torch.isfinite(scores.amax(dim=-1))
+        self.seen = broken.any() if self.seen is None else self.seen | broken.any()
+        return torch.where(broken[:, None], torch.zeros_like(scores), scores)
+
+    def stop(self, input_ids: torch.Tensor, scores: object, **kwargs: object) -> torch.Tensor:
+        """Stopping criterion: every row is done once a step was not finite (a device tensor, no sync)."""
+        import torch
+
+        done = torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
+        return done if self.seen is None else done | self.seen
+
+    def raise_if_seen(self) -> None:
+        """FloatingPointError if any step produced logits that are not finite (one host sync per batch)."""
+        if self.seen is not None and bool(self.seen):
+            raise FloatingPointError("the model's logits are not finite (NaN or infinity)")
