@@ -9,6 +9,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
+from ptbench.cli.warnings_log import keep_warnings_in_log
 from ptbench.errors import UserError, first_line, validation_line
 
 # Each module exposes `register(app)`; heavy imports (torch, harbor, inspect) stay inside commands.
@@ -58,7 +59,9 @@ for _name in COMMAND_MODULES:
 
 
 def main() -> None:
-    """Run the CLI; a UserError or an invalid file becomes `error: ...` on stderr and exit code 2."""
+    """Run the CLI; a UserError or an invalid file becomes `error: ...` on stderr and exit code 2; library warnings go
+    to the work dir's warnings.log."""
+    keep_warnings_in_log()
     try:
         app()  # standalone mode: click reports usage errors itself (exit code 2)
     except (UserError, ValidationError, FileNotFoundError, IsADirectoryError, PermissionError) as exc:
