@@ -7,12 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.verify.conftest import FIXTURES, quiet, write_spec
 
 from ptbench.errors import UserError
 from ptbench.models.device import DeviceFailure, is_device_failure, require_device
 from ptbench.verify.pipeline import VerifyFailed, VerifyRequest, verify
 from ptbench.verify.verdict import Verdict
-from tests.verify.conftest import FIXTURES, quiet, write_spec
 
 ILLEGAL_ACCESS = "CUDA error: an illegal memory access was encountered"
 OUT_OF_MEMORY = "CUDA out of memory. Tried to allocate 20.00 GiB"
