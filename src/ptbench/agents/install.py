@@ -7,15 +7,15 @@ command runs, so a half install is never used; one lock serialises installs. Nod
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import subprocess
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from uuid import uuid4
+
+from filelock import FileLock
 
 from ptbench.agents.clis import AgentCli
 from ptbench.agents.prefix import RECORD, InstalledAgent, agents_dir, bin_dir, read_installed, version_dir
@@ -47,12 +47,10 @@ def ensure_node(say: Say) -> str:
     return npm
 
 
-@contextmanager
-def _install_lock() -> Iterator[None]:
+def _install_lock() -> FileLock:
+    """One install at a time per cache (npm and the links it makes are not safe to run twice at once)."""
     agents_dir().mkdir(parents=True, exist_ok=True)
-    with open(agents_dir() / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
+    return FileLock(agents_dir() / ".lock")
 
 
 def install(cli: AgentCli, version: str, say: Say) -> InstalledAgent:

@@ -9,17 +9,16 @@ directory holds config.json, model.safetensors, tokenizer files, generation_conf
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import shutil
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from filelock import FileLock
 from pydantic import BaseModel, ConfigDict, Field
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -116,7 +115,7 @@ def build_cached(target: Path, build: Callable[[Path], object], force: bool = Fa
     """`target`, a cached build holding REPORT_FILE once complete; else `build(staging)` makes it beside it, under an
     inter-process lock, and it is renamed into place (a crash leaves no half-built target)."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    with _lock(target.with_name(target.name + ".lock")):
+    with FileLock(target.with_name(target.name + ".lock")):
         if (target / REPORT_FILE).is_file() and not force:
             return target
         staging = target.with_name(f"{target.name}.tmp-{os.getpid()}")
@@ -125,17 +124,6 @@ def build_cached(target: Path, build: Callable[[Path], object], force: bool = Fa
         shutil.rmtree(target, ignore_errors=True)
         staging.rename(target)
     return target
-
-
-@contextmanager
-def _lock(path: Path) -> Iterator[None]:
-    """An exclusive inter-process lock held for the duration of the block."""
-    with path.open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def build_tiny(config: TinyConfig, out: Path, console: Console | None = None) -> BuildReport:
