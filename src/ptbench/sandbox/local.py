@@ -184,7 +184,8 @@ class LocalEnvironment(BaseEnvironment):
         return EnvironmentResourceCapabilities(cpu_limit="cpu" in enforced, memory_limit="memory" in enforced)
 
     def _validate_definition(self) -> None:
-        """Nothing is required (the Dockerfile is ignored), but multi-container tasks cannot be honoured."""
+        """Nothing is required (a Dockerfile is optional, and what of it cannot be honoured is refused in the
+        constructor), but multi-container tasks cannot be honoured."""
         if (self.environment_dir / "docker-compose.yaml").exists():
             raise ValueError("the local environment cannot run multi-container tasks (environment/docker-compose.yaml)")
 
