@@ -75,8 +75,11 @@ def test_what_the_local_environment_cannot_honour_is_a_refusal_with_its_line(lin
     assert expected in image.refusals[0]
 
 
-def test_healthcheck_none_is_no_refusal():
-    assert summarize(parse("FROM x\nHEALTHCHECK NONE\n")).refusals == ()
+def test_an_entrypoint_or_healthcheck_cleared_again_is_no_refusal():
+    text = ('FROM base AS service\nENTRYPOINT ["/serve"]\nHEALTHCHECK CMD true\n'
+            "FROM service\nENTRYPOINT []\nHEALTHCHECK NONE\n")
+    assert summarize(parse(text)).refusals == ()
+    assert len(summarize(parse("FROM x\nENTRYPOINT []\nENTRYPOINT /serve\n")).refusals) == 1
 
 
 def test_users_and_groups_the_run_steps_create():
@@ -89,6 +92,7 @@ def test_users_and_groups_the_run_steps_create():
         "adduser --system --no-create-home svc",
         "usermod -aG team agent && gpasswd -a bob team",
         "sudo /usr/sbin/useradd -r sysu",
+        "sh -c 'useradd -M viash'",  # an exec-form RUN ["sh", "-c", ...]
         "echo useradd nobody-made-me | tee log",
     ]:
         table.run(command)
@@ -99,6 +103,7 @@ def test_users_and_groups_the_run_steps_create():
     assert lines["carol"] == "carol:x:3001:4000::/home/carol:/bin/sh"
     assert lines["svc"] == "svc:x:999:65534::/home/svc:/bin/sh"
     assert lines["sysu"] == "sysu:x:998:998::/home/sysu:/bin/sh"
+    assert lines["viash"] == "viash:x:3002:3002::/home/viash:/bin/sh"
     assert "nobody-made-me" not in lines and "log" not in lines
     groups = {group.name: group.line() for group in table.groups}
     assert groups["team"] == "team:x:4000:agent,bob" and groups["data"] == "data:x:2000:bob"

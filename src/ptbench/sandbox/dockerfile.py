@@ -72,11 +72,14 @@ class Stage:
     copies: list[Copy] = field(default_factory=list)
     runs: list[str] = field(default_factory=list)
     refusals: list[str] = field(default_factory=list)
+    service: dict[str, str] = field(default_factory=dict)
+    """ENTRYPOINT and HEALTHCHECK, while set: why each is refused (a later `ENTRYPOINT []` or `HEALTHCHECK NONE`
+    clears it)."""
 
     def inherit(self, name: str | None) -> Stage:
         """A new stage starting from this one."""
         return Stage(name, self.workdir, dict(self.env), {}, self.user, list(self.copies), list(self.runs),
-                     list(self.refusals))
+                     list(self.refusals), dict(self.service))
 
 
 @dataclass(frozen=True)
@@ -196,7 +199,7 @@ def summarize(instructions: list[Instruction], base_env: dict[str, str] | None =
             stage.refusals.append(f"line {instruction.line}: {instruction.keyword} cannot be parsed ({exc})")
     return Dockerfile(
         workdir=stage.workdir, env=stage.env, user=stage.user, copies=tuple(stage.copies), runs=tuple(stage.runs),
-        refusals=tuple(dict.fromkeys(stage.refusals)),
+        refusals=tuple(dict.fromkeys([*stage.refusals, *stage.service.values()])),
     )
 
 
@@ -221,10 +224,13 @@ def _apply(stage: Stage, instruction: Instruction, variables: dict[str, str]) ->
     elif keyword in ("COPY", "ADD"):
         _copy(stage, instruction, variables, where)
     elif keyword == "ENTRYPOINT":
-        stage.refusals.append(f"{where} starts a process with the environment, which the local environment never runs")
+        stage.service.pop(keyword, None)
+        if instruction.exec_form() != []:
+            stage.service[keyword] = f"{where} starts a process (a service) that the local environment never runs"
     elif keyword == "HEALTHCHECK":
+        stage.service.pop(keyword, None)
         if arguments.split()[:1] != ["NONE"]:
-            stage.refusals.append(f"{where} checks a service that the local environment never starts")
+            stage.service[keyword] = f"{where} checks a service that the local environment never starts"
     elif keyword not in _IGNORED:
         stage.refusals.append(f"{where} is not an instruction the local environment knows")
 

@@ -37,6 +37,7 @@ class CopyStep:
     source: Path
     target: str
     owner: tuple[int, int] | None
+    line: int
 
 
 @dataclass(frozen=True)
@@ -113,7 +114,8 @@ def _copy_steps(context: Path, copy: Copy, read_only: list[Bind], users: UserTab
         relative = posixpath.normpath(pattern.lstrip("/"))
         if relative == ".." or relative.startswith("../"):
             raise ValueError(f"{where} source {pattern} lies outside the build context")
-        matches = sorted(glob.glob(glob.escape(str(root)) + "/" + relative)) if relative != "." else [str(root)]
+        pattern_path = glob.escape(str(root)) + "/" + relative
+        matches = sorted(glob.glob(pattern_path, include_hidden=True)) if relative != "." else [str(root)]
         if not matches:
             raise ValueError(f"{where} source {pattern} is not in the build context {context}")
         for match in matches:
@@ -121,22 +123,30 @@ def _copy_steps(context: Path, copy: Copy, read_only: list[Bind], users: UserTab
                 raise ValueError(f"{where} source {pattern} is a link out of the build context")
             into_dir = copy.destination.endswith("/") and not os.path.isdir(match)
             place = posixpath.join(target, os.path.basename(match)) if into_dir else target
-            steps.append(CopyStep(Path(match), place, owner))
+            steps.append(CopyStep(Path(match), place, owner, copy.line))
     return steps
 
 
 def copy_into(paths: sandbox_files.PathMap, steps: tuple[CopyStep, ...]) -> None:
-    """Copy the build context's files into a fresh sandbox root (host-side, never following a link in the root)."""
+    """Copy the build context's files into a fresh sandbox root (host-side, before anything runs in it, never
+    following a link in the root); RuntimeError naming the COPY that could not be done."""
     for step in steps:
-        location = paths.locate(step.target)
-        if step.source.is_dir():
-            sandbox_files.upload_dir(step.source, location)
-        else:
-            if _is_dir(location):
-                location = paths.locate(posixpath.join(step.target, step.source.name))
-            sandbox_files.upload_file(step.source, location)
-        if step.owner is not None:
-            _chown(location, *step.owner)
+        try:
+            _copy_step(paths, step)
+        except OSError as exc:
+            raise RuntimeError(f"line {step.line}: COPY of {step.source.name} to {step.target} failed: {exc}") from exc
+
+
+def _copy_step(paths: sandbox_files.PathMap, step: CopyStep) -> None:
+    location = paths.locate(step.target)
+    if step.source.is_dir():
+        sandbox_files.upload_dir(step.source, location)
+    else:
+        if _is_dir(location):
+            location = paths.locate(posixpath.join(step.target, step.source.name))
+        sandbox_files.upload_file(step.source, location)
+    if step.owner is not None:
+        _chown(location, *step.owner)
 
 
 def _is_dir(location: sandbox_files.HostLocation) -> bool:

@@ -218,6 +218,8 @@ class LocalEnvironment(BaseEnvironment):
             binds = [*binds, profile] if profile is not None else binds
             binds = [*binds, *self._image.users.files(env_dir.path)]
             prepare_root(env_dir.root, self._workdir, self._log_dirs, [bind.target for bind in binds])
+            # into the root alone, before any mount: what lands under a mount is hidden by it, as in Docker
+            await asyncio.to_thread(copy_into, sandbox_files.PathMap(env_dir.root, []), self._image.copies)
             self._enforced = enforced = await asyncio.to_thread(EnforcedLimits.create, env_dir.path.name, self._limits)
             self._holder = await Holder.start(
                 lambda info_fd, seccomp_fd: holder_command(
@@ -252,7 +254,6 @@ class LocalEnvironment(BaseEnvironment):
             await asyncio.to_thread(env_dir.remove)
             raise
         self._paths = sandbox_files.PathMap(env_dir.root, self._binds)
-        await asyncio.to_thread(copy_into, self._paths, self._image.copies)
         if self._image.unset:
             self.logger.debug(f"left unset (paths of the image this host lacks): {', '.join(self._image.unset)}")
         self.logger.debug(f"local environment {self.session_id} started in {env_dir.path}")

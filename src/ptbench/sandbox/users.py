@@ -19,6 +19,7 @@ from ptbench.sandbox.layout import Bind
 
 _MAX_BYTES = 4 << 20
 _UID_MIN, _UID_MAX, _SYS_MIN = 1000, 60000, 100
+_SHELLS = frozenset({"sh", "bash", "dash", "ash"})
 _SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", "{", "}", "!"})
 # Options that take a value, per command (short letters and long names); every other option is a flag.
 _VALUED = {
@@ -133,7 +134,9 @@ class UserTable:
         """Apply the user and group commands of one RUN step (other commands are not this module's)."""
         for words in _simple_commands(command):
             name = posixpath.basename(words[0])
-            if name in _VALUED:
+            if name in _SHELLS and "-c" in words[1:-1]:  # exec form: ["sh", "-c", "useradd ..."]
+                self.run(words[words.index("-c") + 1])
+            elif name in _VALUED:
                 aliases = {key: value for key, value in _ALIASES.items() if name != "adduser" or key != "gid"}
                 options, positional = _options(words[1:], *_VALUED[name], aliases)
                 getattr(self, f"_{name}")(options, positional)
