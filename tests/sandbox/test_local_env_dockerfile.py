@@ -116,6 +116,7 @@ def test_a_user_only_the_task_names_exists_and_others_do_not(tmp_path):
         ("FROM x\nCOPY Dockerfile /usr/local/share/\n", "read-only"),
         ("FROM x\nUSER ghost\n", "unknown user 'ghost'"),
         ("FROM x\nCOPY --chown=ghost Dockerfile /app/\n", "unknown user 'ghost'"),
+        ("FROM x\n" + "#" * (1 << 20), "larger than 1 MiB"),
     ],
 )
 def test_what_cannot_be_honoured_is_refused_before_the_job_in_one_line(tmp_path, dockerfile, expected):

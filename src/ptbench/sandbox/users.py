@@ -87,7 +87,7 @@ class UserTable:
         for path in ("/etc/passwd", "/etc/group"):
             try:
                 texts.append(read_untrusted(path, _MAX_BYTES).decode("utf-8", errors="replace"))
-            except OSError:
+            except (OSError, ValueError):  # missing, a link, or larger than any real one
                 texts.append("")
         return cls(*texts)
 
