@@ -15,6 +15,7 @@ from ptbench.sandbox.image import load_image
 from ptbench.sandbox.layout import read_only_binds
 from ptbench.sandbox.local import LocalEnvironment
 from ptbench.sandbox.support import check_task_supported
+from ptbench.sandbox.users import UserTable
 
 DOCKERFILE = """\
 FROM ubuntu:24.04
@@ -103,6 +104,17 @@ def test_a_user_only_the_task_names_exists_and_others_do_not(tmp_path):
 
     assert run(env, [("id -un; echo $HOME; stat -c %U /app $HOME", "checker")], unknown) == [
         "checker\n/home/checker\nchecker\nchecker"]
+
+
+def test_a_user_both_the_dockerfile_and_the_task_name_keeps_the_dockerfiles_ids(tmp_path):
+    (tmp_path / "environment").mkdir()
+    (tmp_path / "environment" / "Dockerfile").write_text("FROM ubuntu:24.04\nRUN useradd -m agent\n")
+    (tmp_path / "task.toml").write_text('schema_version = "1.4"\n[agent]\nuser = "agent"\n[verifier]\nuser = "qa"\n')
+    image = load_image(tmp_path / "environment", [], {})
+    alone = UserTable.of_host()
+    alone.run("useradd -m agent")
+    assert image.users.resolve("agent") == alone.resolve("agent")
+    assert [account.name for account in image.users.accounts][-2:] == ["agent", "qa"]
 
 
 @pytest.mark.parametrize(

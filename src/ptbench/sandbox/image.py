@@ -58,15 +58,15 @@ def load_image(environment_dir: Path, read_only: list[Bind], base_env: dict[str,
     Dockerfile); ValueError, one line naming `--env podman`, for what it cannot honour."""
     shown = f"{environment_dir.name}/Dockerfile"
     dockerfile = read_dockerfile(environment_dir / "Dockerfile", base_env)
+    if dockerfile is not None and dockerfile.refusals:
+        raise ValueError(f"{shown} {dockerfile.refusals[0]}; {PODMAN_HINT}")
     users = UserTable.of_host()
-    for name in _task_users(environment_dir):
+    for command in dockerfile.runs if dockerfile is not None else ():
+        users.run(command)
+    for name in _task_users(environment_dir):  # after the Dockerfile's, which keep the ids it gives them
         users.add_user(name)
     if dockerfile is None:
         return Image("/", {}, None, users, (), ())
-    if dockerfile.refusals:
-        raise ValueError(f"{shown} {dockerfile.refusals[0]}; {PODMAN_HINT}")
-    for command in dockerfile.runs:
-        users.run(command)
     env, unset = {}, []
     for name, value in dockerfile.env.items():
         in_read_only = any(is_within(os.path.normpath(value), bind.target) for bind in read_only)
