@@ -54,7 +54,7 @@ def make_env(tmp_path: Path, dockerfile: str, files: dict[str, str], env: dict[s
     )
 
 
-def run(env: LocalEnvironment, commands: list[tuple[str, str | None]], then=None) -> list[str]:
+def run(env: LocalEnvironment, commands: list[tuple[str, str | int | None]], then=None) -> list[str]:
     """Start env, run each (command, user), then `await then(env)` if given, stop it; the outputs."""
 
     async def main() -> list[str]:
@@ -79,18 +79,19 @@ def test_users_copies_variables_workdir_and_user_of_the_dockerfile(tmp_path):
     env = make_env(tmp_path, DOCKERFILE, {"data/a.txt": "alpha\n", "data/sub/b.txt": "beta\n",
                                           "run.sh": "echo run\n", "notes one.txt": "one\n"},
                    env={"FROM_TASK": "task"})
-    default, root = run(env, [
+    default, root, uid_zero = run(env, [
         ('id -un; id -Gn; pwd; echo "$TOOL_HOME $FROM_TASK"; echo "$PATH" | cut -d: -f1; command -v ptbench; '
          "stat -c '%U %s' run.sh; cat 'notes one.txt' /srv/data/a.txt /srv/data/sub/b.txt; getent passwd runner; "
          "touch /work/mine && echo can-write", None),
         ("id -un; stat -c %U /srv/data/a.txt; (echo 'x::0:0::/:/bin/sh' >> /etc/passwd) 2>/dev/null || echo ro",
          "root"),
+        ("id -u", 0),
     ])
     assert default.splitlines() == [
         "runner", "runner extra", "/work", "/srv/tools/bin task", "/usr/local/tool/bin", f"{sandbox_path()[0]}/ptbench",
         "runner 9", "one", "alpha", "beta", "runner:x:1501:1501::/home/runner:/bin/sh", "can-write",
     ]
-    assert root.splitlines() == ["root", "root", "ro"]
+    assert root.splitlines() == ["root", "root", "ro"] and uid_zero == "0"
     assert Path("/etc/passwd").read_bytes() == host_passwd  # the sandbox's users are its own
 
 

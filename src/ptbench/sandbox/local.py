@@ -286,7 +286,8 @@ class LocalEnvironment(BaseEnvironment):
         if self._holder is None or self._tools is None:
             raise RuntimeError(f"the local environment {self.session_id} is not running")
         self._check_alive()
-        who = self._image.users.resolve(self._resolve_user(user) or self._image.user)
+        named = self._resolve_user(user)
+        who = self._image.users.resolve(self._image.user if named is None else named)  # the Dockerfile's USER
         if not who.is_root and who.uid not in self._claimed_uids:
             await asyncio.to_thread(self._claim_for, who)
         enforced, spawner = self._enforced, self._spawner
