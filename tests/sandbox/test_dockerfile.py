@@ -94,6 +94,7 @@ def test_users_and_groups_the_run_steps_create():
         "sudo /usr/sbin/useradd -r sysu",
         "sh -c 'useradd -M viash'",  # an exec-form RUN ["sh", "-c", ...]
         "echo useradd nobody-made-me | tee log",
+        "useradd 'evil:x:0:0::/root:/bin/bash' && useradd -d '/x:0:0' -c 'a\nroot::0:0::/:/bin/sh' odd",
     ]:
         table.run(command)
     lines = {account.name: account.line() for account in table.accounts}
@@ -104,6 +105,8 @@ def test_users_and_groups_the_run_steps_create():
     assert lines["svc"] == "svc:x:999:65534::/home/svc:/bin/sh"
     assert lines["sysu"] == "sysu:x:998:998::/home/sysu:/bin/sh"
     assert lines["viash"] == "viash:x:3002:3002::/home/viash:/bin/sh"
+    assert lines["odd"] == "odd:x:3003:3003:a ; root00//bin/sh:/x00:/bin/sh"  # nothing breaks a line or adds one
+    assert not any(name.startswith("evil") for name in lines)
     assert "nobody-made-me" not in lines and "log" not in lines
     groups = {group.name: group.line() for group in table.groups}
     assert groups["team"] == "team:x:4000:agent,bob" and groups["data"] == "data:x:2000:bob"

@@ -9,6 +9,7 @@ The two files are written beside the sandbox's root and bound read-only over /et
 from __future__ import annotations
 
 import posixpath
+import re
 import shlex
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -18,6 +19,8 @@ from ptbench.sandbox.exec import SandboxUser
 from ptbench.sandbox.layout import Bind
 
 _MAX_BYTES = 4 << 20
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,31}\$?$")
+"""What useradd accepts as a name (and nothing that could break a passwd line)."""
 _UID_MIN, _UID_MAX, _SYS_MIN = 1000, 60000, 100
 _SHELLS = frozenset({"sh", "bash", "dash", "ash"})
 _SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", "{", "}", "!"})
@@ -47,8 +50,9 @@ class Account:
     shell: str
 
     def line(self) -> str:
-        """The passwd line."""
-        return f"{self.name}:x:{self.uid}:{self.gid}:{self.gecos}:{self.home}:{self.shell}"
+        """The passwd line (a `:` or line break in a free-text field is dropped)."""
+        fields = (re.sub(r"[:\r\n]", "", field) for field in (self.gecos, self.home, self.shell))
+        return ":".join([self.name, "x", str(self.uid), str(self.gid), *fields])
 
 
 @dataclass(frozen=True)
@@ -161,7 +165,7 @@ class UserTable:
         return binds
 
     def _useradd(self, options: dict[str, str], positional: list[str], user_group: bool = True) -> None:
-        if not positional:
+        if not positional or not _NAME.match(positional[-1]):
             return
         name = positional[-1]
         system = "r" in options
@@ -202,7 +206,7 @@ class UserTable:
         self._useradd(translated, positional, user_group=not system or "group" in options)
 
     def _groupadd(self, options: dict[str, str], positional: list[str]) -> int:
-        name = positional[0] if positional else ""
+        name = positional[0] if positional and _NAME.match(positional[0]) else ""
         existing = self.group(name)
         if not name or existing is not None:
             return existing.gid if existing is not None else 0
@@ -229,6 +233,8 @@ class UserTable:
             self._join(options["a"], positional[-1])
 
     def _join(self, user: str, group_name: str) -> None:
+        if not _NAME.match(user):
+            return
         self.groups = [replace(group, members=(*group.members, user))
                        if group.name == group_name and user not in group.members else group
                        for group in self.groups]
