@@ -22,7 +22,9 @@ def write_task(root: Path, toml: str, files: dict[str, str] | None = None) -> Pa
     return task
 
 
-@pytest.mark.parametrize("name", ["hello", "slow", "offline", "separate", "attack", "rendezvous"])
+@pytest.mark.parametrize(
+    "name", ["hello", "slow", "offline", "separate", "attack", "rendezvous", "installs", "dockeruser", "bundled"]
+)
 def test_fixture_tasks_are_supported(harbor_tasks, name):
     assert check_task_supported(harbor_tasks / name) == []
 

@@ -3,14 +3,13 @@
 nsenter'ed processes would inherit the caller's full root capabilities, with which a root command could
 remount a read-only bind writable. setpriv therefore caps the bounding set at Docker's default set
 (minus CAP_MKNOD) and clears the inheritable set before bash starts; a non-root user gets its uid, gid
-and groups from the host's /etc/passwd, which is also the sandbox's. The holder's processes get the same
+and groups from the sandbox's own /etc/passwd and /etc/group (users.py). The holder's processes get the same
 bound (HolderBoundingSet).
 """
 
 from __future__ import annotations
 
 import ctypes
-import pwd
 import shlex
 from dataclasses import dataclass
 
@@ -61,23 +60,6 @@ class SandboxUser:
     def is_root(self) -> bool:
         """Whether this is uid 0."""
         return self.uid == 0
-
-
-def resolve_user(user: str | int | None) -> SandboxUser:
-    """Harbor's user argument (None = root, a name, or a uid) as a SandboxUser from the host's passwd."""
-    if user is None:
-        user = 0
-    if isinstance(user, str) and user.isdigit():
-        user = int(user)
-    try:
-        entry = pwd.getpwuid(user) if isinstance(user, int) else pwd.getpwnam(user)
-    except KeyError:
-        if isinstance(user, int):
-            return SandboxUser(uid=user, gid=user, name=None, home="/")
-        raise ValueError(
-            f"unknown user {user!r}: the local environment takes users from the host's /etc/passwd"
-        ) from None
-    return SandboxUser(uid=entry.pw_uid, gid=entry.pw_gid, name=entry.pw_name, home=entry.pw_dir or "/")
 
 
 def capability_set() -> list[str]:

@@ -9,7 +9,6 @@ nodev, so set-uid programs and device nodes made inside are inert.
 from __future__ import annotations
 
 import os
-import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,19 +147,3 @@ def holder_command(
     argv += ["--", tools.bash, "-c", f"echo {READY}; exec sleep infinity </dev/null >/dev/null 2>&1"]
     return argv
 
-
-def dockerfile_workdir(dockerfile: Path) -> str | None:
-    """The last absolute WORKDIR of a Dockerfile's final stage (the cwd Docker would give commands), if any."""
-    if not dockerfile.is_file():
-        return None
-    workdir: str | None = None
-    for line in dockerfile.read_text(errors="replace").splitlines():
-        match = re.match(r"^\s*(FROM|WORKDIR)\s+(\S+)", line, re.IGNORECASE)
-        if match is None:
-            continue
-        keyword, value = match.group(1).upper(), match.group(2)
-        if keyword == "FROM":
-            workdir = None
-        else:
-            workdir = os.path.normpath(os.path.join(workdir or "/", value))
-    return workdir

@@ -6,8 +6,9 @@ default $PTBENCH_SANDBOX_DIR or <tmp>/ptbench-sandboxes; root's alone), `ro_path
 bound read-only, comma-separated or a list), `pids_limit`, and `max_download_files` / `max_download_mib`
 (what one download out of the sandbox may bring to the host), `forward_ports` (ports of the host's 127.0.0.1 the
 sandbox reaches at the same port of its own 127.0.0.1, e.g. a model API; see forward.py), `forward_tasks` and
-`mount_tasks` (a port, a mount target -> the task dirs whose trials get it; the others do not). The task's Dockerfile
-is ignored (except its WORKDIR); the sandbox offers the host's /usr, /etc, /opt, ptbench's own Python environment
+`mount_tasks` (a port, a mount target -> the task dirs whose trials get it; the others do not). Of the task's
+Dockerfile, WORKDIR, ENV, USER, COPY and the users it creates are honoured, RUN steps are not run, and what cannot be
+honoured is refused (image.py); the sandbox offers the host's /usr, /etc, /opt, ptbench's own Python environment
 and the agent CLIs of `ptbench agents install` (on PATH), read-only.
 """
 
@@ -27,12 +28,12 @@ from harbor.models.trial.paths import EnvironmentPaths, TrialPaths
 from ptbench.sandbox import files as sandbox_files
 from ptbench.sandbox import seccomp as sandbox_seccomp
 from ptbench.sandbox.exec import (
+    DEFAULT_PATH,
     HolderBoundingSet,
     SandboxUser,
     capability_set,
     clean_environment,
     exec_command,
-    resolve_user,
 )
 from ptbench.sandbox.forward import FORWARD_DIR, HostRelay, parse_ports
 from ptbench.sandbox.host import (
@@ -45,10 +46,10 @@ from ptbench.sandbox.host import (
     ptbench_paths,
     sandbox_path,
 )
+from ptbench.sandbox.image import copy_into, load_image
 from ptbench.sandbox.layout import (
     READY,
     Bind,
-    dockerfile_workdir,
     holder_command,
     login_profile,
     prepare_root,
@@ -77,6 +78,8 @@ def _chain(*steps: Preexec) -> Preexec:
 class LocalEnvironment(BaseEnvironment):
     """A Harbor environment backed by a bubblewrap sandbox with a private root on this machine."""
 
+    _persistent_env: dict[str, str]  # BaseEnvironment's: every command's variables
+
     def __init__(
         self,
         environment_dir: Path,
@@ -102,6 +105,7 @@ class LocalEnvironment(BaseEnvironment):
         extra = ro_paths.split(",") if isinstance(ro_paths, str) else list(ro_paths or [])
         self._ro_binds = read_only_binds(ptbench_paths() + [path for path in extra if path])
         self._path_first = sandbox_path()
+        self._image = load_image(environment_dir, self._ro_binds, {"PATH": ":".join([*self._path_first, DEFAULT_PATH])})
         # A job's kwargs reach every trial; `forward_tasks` (port -> the task dirs that may reach it) narrows a port
         # to its own tasks, e.g. a job's local Tinker to its Tinker tasks.
         task_dir = os.path.realpath(environment_dir.parent)
@@ -115,9 +119,8 @@ class LocalEnvironment(BaseEnvironment):
             task_env_config=task_env_config,
             **kwargs,
         )
-        self._workdir = (
-            task_env_config.workdir or dockerfile_workdir(environment_dir / "Dockerfile") or "/"
-        )
+        self._workdir = task_env_config.workdir or self._image.workdir
+        self._persistent_env = {**self._image.env, **self._persistent_env}  # the task's and job's variables win
         # Harbor's log mounts (sources in the trial dir) are never bound: a host dir the sandbox can write is a
         # host dir it can plant symlinks in for Harbor's own host-side writes and reads. They are private dirs
         # of the sandbox instead, which Harbor downloads (`mounted=False`) through the no-follow copies.
@@ -181,7 +184,8 @@ class LocalEnvironment(BaseEnvironment):
         return EnvironmentResourceCapabilities(cpu_limit="cpu" in enforced, memory_limit="memory" in enforced)
 
     def _validate_definition(self) -> None:
-        """Nothing is required (the Dockerfile is ignored), but multi-container tasks cannot be honoured."""
+        """Nothing is required (a Dockerfile is optional, and what of it cannot be honoured is refused in the
+        constructor), but multi-container tasks cannot be honoured."""
         if (self.environment_dir / "docker-compose.yaml").exists():
             raise ValueError("the local environment cannot run multi-container tasks (environment/docker-compose.yaml)")
 
@@ -212,7 +216,10 @@ class LocalEnvironment(BaseEnvironment):
                 binds = [*binds, Bind(str(self._relay.directory), FORWARD_DIR, read_only=True)]
             profile = login_profile(env_dir.path, self._path_first)
             binds = [*binds, profile] if profile is not None else binds
+            binds = [*binds, *self._image.users.files(env_dir.path)]
             prepare_root(env_dir.root, self._workdir, self._log_dirs, [bind.target for bind in binds])
+            # into the root alone, before any mount: what lands under a mount is hidden by it, as in Docker
+            await asyncio.to_thread(copy_into, sandbox_files.PathMap(env_dir.root, []), self._image.copies)
             self._enforced = enforced = await asyncio.to_thread(EnforcedLimits.create, env_dir.path.name, self._limits)
             self._holder = await Holder.start(
                 lambda info_fd, seccomp_fd: holder_command(
@@ -247,6 +254,8 @@ class LocalEnvironment(BaseEnvironment):
             await asyncio.to_thread(env_dir.remove)
             raise
         self._paths = sandbox_files.PathMap(env_dir.root, self._binds)
+        if self._image.unset:
+            self.logger.debug(f"left unset (paths of the image this host lacks): {', '.join(self._image.unset)}")
         self.logger.debug(f"local environment {self.session_id} started in {env_dir.path}")
         note_ignored_installs(self.environment_dir / "Dockerfile", self.trial_paths.trial_dir, self.environment_name,
                               self.logger)
@@ -277,7 +286,8 @@ class LocalEnvironment(BaseEnvironment):
         if self._holder is None or self._tools is None:
             raise RuntimeError(f"the local environment {self.session_id} is not running")
         self._check_alive()
-        who = resolve_user(self._resolve_user(user))
+        named = self._resolve_user(user)
+        who = self._image.users.resolve(self._image.user if named is None else named)  # the Dockerfile's USER
         if not who.is_root and who.uid not in self._claimed_uids:
             await asyncio.to_thread(self._claim_for, who)
         enforced, spawner = self._enforced, self._spawner

@@ -16,7 +16,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ptbench.files import read_untrusted, write_model_json
+from ptbench.sandbox.dockerfile import read_dockerfile
 from ptbench.sandbox.host import sandbox_path
+from ptbench.sandbox.image import PTBENCH_DIST
 
 NOTES_FILE = "environment_notes.json"
 _INSTALLER = re.compile(
@@ -25,8 +27,6 @@ _INSTALLER = re.compile(
 )
 _GUARD = re.compile(r"^command -v ([\w.+-]+) >\s*/dev/null(?: 2>&1)? \|\| (\{[^{}]*\};?|[^;&|]*)")
 _CHAINED = re.compile(r"[;&|]")
-_PTBENCH_WHEEL = "/opt/ptbench/dist/"
-"""Where an exported task's Dockerfile puts ptbench's wheel (`run/image.py`)."""
 _CLIP = 200
 _warned: set[str] = set()
 
@@ -42,18 +42,14 @@ class EnvironmentNotes(BaseModel):
 
 
 def ignored_installs(dockerfile: Path) -> list[str]:
-    """The RUN instructions of a Dockerfile that call an installer or a downloader (continuation lines joined),
+    """The RUN instructions of a Dockerfile's final stage that call an installer or a downloader (as one line),
     except those this host already satisfies (`satisfied_here`)."""
-    if not dockerfile.is_file():
-        return []
-    text = re.sub(r"\\\r?\n", " ", dockerfile.read_text(errors="replace"))
+    parsed = read_dockerfile(dockerfile)
     found = []
-    for line in text.splitlines():
-        match = re.match(r"^\s*RUN\s+(.*)$", line, re.IGNORECASE)
-        if match and _INSTALLER.search(match.group(1)):
-            command = " ".join(match.group(1).split())
-            if not satisfied_here(command):
-                found.append("RUN " + (command if len(command) <= _CLIP else command[: _CLIP - 1] + "…"))
+    for run in parsed.runs if parsed is not None else ():
+        command = " ".join(run.split())
+        if _INSTALLER.search(command) and not satisfied_here(command):
+            found.append("RUN " + (command if len(command) <= _CLIP else command[: _CLIP - 1] + "…"))
     return found
 
 
@@ -64,7 +60,7 @@ def satisfied_here(command: str) -> bool:
     guard = _GUARD.match(command)
     if guard and not _CHAINED.search(command[guard.end():]):
         return shutil.which(guard.group(1), path=os.pathsep.join([*sandbox_path(), os.defpath])) is not None
-    return _PTBENCH_WHEEL in command
+    return PTBENCH_DIST in command
 
 
 def note_ignored_installs(dockerfile: Path, trial_dir: Path, task: str, logger: Logger) -> None:
