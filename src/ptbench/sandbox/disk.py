@@ -11,7 +11,6 @@ user is gone; removing the image then frees the rest at once, however many files
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import subprocess
 from dataclasses import dataclass
@@ -83,7 +82,7 @@ def unmount_disk(root: Path) -> None:
     """Detach the disk mounted at `root`, if one is (lazily: processes still in it keep it until they go)."""
     if not os.path.ismount(root):
         return
-    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    libc = ctypes.CDLL(None, use_errno=True)  # this process's own libc
     if libc.umount2(os.fsencode(root), _MNT_DETACH | _UMOUNT_NOFOLLOW) != 0:
         error = ctypes.get_errno()
         raise OSError(error, f"could not unmount the sandbox disk at {root}: {os.strerror(error)}")
