@@ -69,6 +69,21 @@ def test_sparse_files_stay_sparse_on_the_host(tmp_path):
         assert copied.read(4) == b"head"
 
 
+def test_filtered_log_downloads_select_as_harbor_does_and_stay_sparse(tmp_path):
+    """Harbor's filtered download (include/exclude logs) packed a tar too: its extraction expanded sparse files."""
+    logs = tmp_path / "trial" / "agent"
+
+    async def scenario(env: LocalEnvironment):
+        await ok(env, "cd /logs/agent && truncate -s 1G big.txt && echo a > a.txt && echo s > secret.txt && "
+                      "echo k > keep.bin && echo x > x.log && mkdir sub && echo b > sub/b.txt")
+        await env.download_dir_filtered(source_dir="/logs/agent", target_dir=logs, include=["*.txt"],
+                                        exclude=["secret*"], protect=["keep.bin"])
+
+    in_env(quiet_env(tmp_path), scenario)
+    assert listing(logs) == ["a.txt", "big.txt", "keep.bin", "sub", "sub/b.txt"]
+    assert os.stat(logs / "big.txt").st_size == GiB and os.stat(logs / "big.txt").st_blocks == 0
+
+
 def test_a_workspace_past_the_entry_cap_does_not_reach_the_host_and_the_verifier_says_not_checked(tmp_path):
     """200,001 small files reached the host whole through the tar route (one download: one file, under the cap of
     20,000). Past the cap (here 200) the copy stops, and the verifier's checks over the workspace are could-not-run,

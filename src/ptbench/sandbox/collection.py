@@ -42,7 +42,7 @@ def collect_dir(
     budget: files.TransferBudget,
     *,
     keep_symlinks: bool,
-    exclude: list[str] | None = None,
+    wanted: files.Selection | None = None,
 ) -> None:
     """Copy a sandbox dir to the host like `files.download_dir`, leaving INCOMPLETE in the copy unless it is whole.
 
@@ -50,7 +50,7 @@ def collect_dir(
     target.mkdir(parents=True, exist_ok=True)
     _record(target, source.env_path, "the collection stopped before it finished")
     try:
-        report = files.download_dir(source, target, budget, keep_symlinks=keep_symlinks, exclude=exclude or (),
+        report = files.download_dir(source, target, budget, keep_symlinks=keep_symlinks, wanted=wanted,
                                     skip_top=(INCOMPLETE,))
     except OSError as exc:
         _record(target, source.env_path, f"the collection stopped: {exc}")

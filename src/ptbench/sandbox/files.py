@@ -39,6 +39,10 @@ _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
+Selection = Callable[[str, bool], bool]
+"""Whether a download takes an entry: (its path relative to the copied dir, whether it is a dir) -> take it."""
+
+
 class UnsafePathError(PermissionError):
     """A sandbox path that cannot be transferred safely (a symlink, a read-only or kernel filesystem)."""
 
@@ -171,31 +175,36 @@ def download_dir(
     budget: TransferBudget,
     *,
     keep_symlinks: bool,
-    exclude: Sequence[str] = (),
+    wanted: Selection | None = None,
     skip_top: Sequence[str] = (),
 ) -> CopyReport:
     """Copy a sandbox dir's contents to a host dir (never a link in its place), within the budget.
 
     Symlinks inside are copied as symlinks when `keep_symlinks`, else left out; FIFOs, sockets and devices are
-    left out (they hold no content). `exclude`: patterns as GNU tar's `--exclude` matches them against `./rel/path`
-    (at any `/`, `*` crossing `/`); an excluded dir is not entered. `skip_top`: names left out at the top level.
-    What could not be copied is in the returned report; TransferLimitError stops the copy."""
+    left out (they hold no content). `wanted` chooses entries (a dir it refuses is not entered); `skip_top`: names
+    left out at the top level. What could not be copied is in the returned report; TransferLimitError stops it."""
     with _open_location(source.parts, source, False) as source_dir:
         target.mkdir(parents=True, exist_ok=True)
         with _opened(os.open(target, _DIR_FLAGS)) as dest:
 
-            def wanted(relative: str) -> bool:
-                return relative not in skip_top and not excluded(relative, exclude)
+            def chosen(relative: str, is_dir: bool) -> bool:
+                return relative not in skip_top and (wanted is None or wanted(relative, is_dir))
 
             return _copy_tree(source_dir, dest, keep_symlinks=keep_symlinks, budget=budget, shown=source.env_path,
-                              wanted=wanted)
+                              wanted=chosen)
 
 
-def excluded(relative: str, patterns: Sequence[str]) -> bool:
-    """Whether GNU tar's `--exclude` patterns (unanchored, wildcards matching `/`) leave out `./relative`."""
-    name = "./" + relative
-    tails = [name] + [name[index + 1:] for index, char in enumerate(name) if char == "/"]
-    return any(fnmatchcase(tail, pattern) for pattern in patterns for tail in tails)
+def tar_excludes(patterns: Sequence[str]) -> Selection:
+    """The entries GNU tar's `--exclude` patterns keep: a pattern matches `./relative/path` or any tail of it after a
+    `/` (unanchored), its wildcards crossing `/`, case-sensitive; an excluded dir goes with everything below it."""
+
+    def wanted(relative: str, is_dir: bool) -> bool:
+        del is_dir
+        name = "./" + relative
+        tails = [name] + [name[index + 1:] for index, char in enumerate(name) if char == "/"]
+        return not any(fnmatchcase(tail, pattern) for pattern in patterns for tail in tails)
+
+    return wanted
 
 
 def write_host_file(directory: Path, name: str, data: bytes) -> None:
@@ -350,11 +359,11 @@ def _copy_tree(
     keep_symlinks: bool,
     budget: TransferBudget | None,
     shown: str = "",
-    wanted: Callable[[str], bool] | None = None,
+    wanted: Selection | None = None,
     strict: bool = False,
 ) -> CopyReport:
     """Copy the tree below `source` into `dest`: regular files, dirs, and symlinks as symlinks when `keep_symlinks`
-    (each within the budget); FIFOs, sockets and devices never. `wanted(relative path)` chooses entries; `strict`
+    (each within the budget); FIFOs, sockets and devices never. `wanted` chooses entries; `strict`
     raises at the first entry that cannot be copied, else it is noted in the report and the copy goes on."""
     report = CopyReport()
     # State per directory level: the host dir fd and the relative path of the level ("" at the top).
@@ -389,8 +398,8 @@ def _copy_tree(
         elif stat.S_ISDIR(mode):
             report.note(f"{relative}{name}: deeper than {MAX_DEPTH} levels")
 
-    def chosen(state: tuple[int, str], name: str) -> bool:
-        return wanted is None or wanted(state[1] + name)
+    def chosen(state: tuple[int, str], name: str, mode: int) -> bool:
+        return wanted is None or wanted(state[1] + name, stat.S_ISDIR(mode))
 
     def failed(state: tuple[int, str], name: str, exc: OSError) -> None:
         if strict or isinstance(exc, TransferLimitError):
@@ -423,14 +432,14 @@ def _depth_first[T](
     enter: Callable[[T, str, int, int], T],
     visit: Callable[[T, int, str, int], None],
     leave: Callable[[T], None],
-    chosen: Callable[[T, str], bool] | None = None,
+    chosen: Callable[[T, str, int], bool] | None = None,
     failed: Callable[[T, str, OSError], None] | None = None,
 ) -> None:
     """Walk the tree below the open dir `top` depth first without recursion, at most MAX_DEPTH levels.
 
     `enter(state, name, child_fd, mode)` a subdirectory returns the state its entries get; `visit(state,
     dir_fd, name, mode)` every other entry (and directories below MAX_DEPTH, not descended); `leave(state)`
-    once a subdirectory is done; `chosen(state, name)` false skips an entry (a dir is not entered). Only the
+    once a subdirectory is done; `chosen(state, name, mode)` false skips an entry (a dir is not entered). Only the
     dirs on the current path are open; an entry removed or swapped for a symlink or a file while the walk runs
     is skipped; any other OSError on an entry goes to `failed(state, name, exc)` (default: raised)."""
     levels: list[tuple[int, T, list[str]]] = [(top, top_state, _names(top))]
@@ -444,10 +453,10 @@ def _depth_first[T](
                     leave(state)
                 continue
             name = names.pop()
-            if chosen is not None and not chosen(state, name):
-                continue
             try:
                 mode = os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode
+                if chosen is not None and not chosen(state, name, mode):
+                    continue
                 if stat.S_ISDIR(mode) and len(levels) <= MAX_DEPTH:
                     child = os.open(name, _DIR_FLAGS, dir_fd=directory)
                     try:

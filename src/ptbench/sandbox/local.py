@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from harbor.environments.capabilities import EnvironmentCapabilities, Environmen
 from harbor.models.task.config import EnvironmentConfig
 from harbor.models.trial.config import ResourceMode
 from harbor.models.trial.paths import EnvironmentPaths, TrialPaths
+from harbor.utils.path_filter import filter_paths_by_patterns
 
 from ptbench.sandbox import collection
 from ptbench.sandbox import files as sandbox_files
@@ -381,15 +383,28 @@ class LocalEnvironment(BaseEnvironment):
 
     async def download_dir(self, source_dir: str, target_dir: Path | str) -> None:
         """Copy a sandbox dir's contents to the host (see `_collect`)."""
-        await self._collect(source_dir, Path(target_dir), [])
+        await self._collect(source_dir, Path(target_dir), None)
 
     async def download_dir_with_exclusions(self, *, source_dir: str, target_dir: Path | str,
                                            exclude: list[str]) -> None:
-        """Harbor's artifact collection with tar-style excludes, as the same host copy: no tar, so no host-side
+        """Harbor's artifact collection with tar's excludes, as the same host copy: no tar, so no host-side
         extraction that aborts at the first absolute link, expands sparse files or counts 200,000 files as one."""
-        await self._collect(source_dir, Path(target_dir), exclude)
+        await self._collect(source_dir, Path(target_dir), sandbox_files.tar_excludes(exclude))
 
-    async def _collect(self, source_dir: str, target: Path, exclude: list[str]) -> None:
+    async def download_dir_filtered(self, *, source_dir: str, target_dir: Path | str,
+                                    include: Sequence[str] | None = None, exclude: Sequence[str] | None = None,
+                                    protect: Sequence[str] | None = None) -> None:
+        """Harbor's filtered log download (its glob semantics: a file is taken when `include` matches, unless
+        `exclude` does, or when `protect` names it), as the same host copy instead of a tar."""
+        kept = set(protect or [])
+
+        def wanted(relative: str, is_dir: bool) -> bool:
+            return is_dir or relative in kept or bool(filter_paths_by_patterns([relative], include=include,
+                                                                                exclude=exclude))
+
+        await self._collect(source_dir, Path(target_dir), wanted)
+
+    async def _collect(self, source_dir: str, target: Path, wanted: sandbox_files.Selection | None) -> None:
         """Copy a sandbox dir to the host within one download's budget; special files are left out. Symlinks are
         copied as symlinks (never followed), except into Harbor's own trial files (agent/, verifier/), which Harbor
         reads by path. An artifact's copy (the verifier's only view of the sandbox) records when it is not whole."""
@@ -397,11 +412,11 @@ class LocalEnvironment(BaseEnvironment):
         where = os.path.abspath(target)
         if is_within(where, os.path.abspath(self.trial_paths.artifacts_dir)):
             await asyncio.to_thread(collection.collect_dir, source, target, self._budget(), keep_symlinks=True,
-                                    exclude=exclude)
+                                    wanted=wanted)
             return
         keep_symlinks = not is_within(where, os.path.abspath(self.trial_paths.trial_dir))
         report = await asyncio.to_thread(sandbox_files.download_dir, source, target, self._budget(),
-                                         keep_symlinks=keep_symlinks, exclude=exclude)
+                                         keep_symlinks=keep_symlinks, wanted=wanted)
         if report.left_out:
             self.logger.warning(f"downloading {source_dir} left out {report.left_out} entries: {report.noted[:3]}")
 
