@@ -110,17 +110,24 @@ def test_a_workspace_past_the_entry_cap_does_not_reach_the_host_and_the_verifier
     assert results["contamination-files"].status == "passed"
 
 
-def test_entries_too_deep_or_unreadable_are_recorded_and_the_rest_still_arrives(tmp_path):
+def test_odd_entries_never_stop_a_collection_and_what_is_left_out_is_recorded(tmp_path):
+    """255-byte and non-UTF-8 names, a relative link loop, a FIFO, a socket: collected or (no content) left out; a
+    tree deeper than 128 levels: the rest arrives, and the record says what did not."""
     workspace = tmp_path / "trial" / "artifacts" / "workspace"
     deep = "import os\nfor _ in range(200):\n    os.mkdir('d'); os.chdir('d')\nopen('leaf', 'w').close()"
+    odd = ("import os, socket\nopen(b'caf\\xe9', 'w').write('latin-1 name')\nopen('n' * 255, 'w').close()\n"
+           "os.symlink('loop-b', 'loop-a'); os.symlink('loop-a', 'loop-b'); os.mkfifo('fifo')\n"
+           "socket.socket(socket.AF_UNIX).bind('sock')")
 
     async def scenario(env: LocalEnvironment):
-        await ok(env, f"cd /app && python3 -c \"{deep}\" && echo kept > /app/zz && mkdir -p /app/x/y && "
-                      "echo 1 > /app/x/y/f")
+        await ok(env, f"cd /app && python3 -c \"{deep}\" && python3 -c \"{odd}\" && echo kept > /app/zz")
         await env.download_dir_with_exclusions(source_dir="/app", target_dir=workspace, exclude=[])
 
     in_env(quiet_env(tmp_path), scenario)
-    assert (workspace / "zz").read_text() == "kept\n" and (workspace / "x" / "y" / "f").read_text() == "1\n"
+    assert (workspace / "zz").read_text() == "kept\n"
+    assert (workspace / os.fsdecode(b"caf\xe9")).read_text() == "latin-1 name" and (workspace / ("n" * 255)).exists()
+    assert os.readlink(workspace / "loop-a") == "loop-b" and os.readlink(workspace / "loop-b") == "loop-a"
+    assert not os.path.lexists(workspace / "fifo") and not os.path.lexists(workspace / "sock")
     record = json.loads((workspace / INCOMPLETE).read_text())
     assert record["reason"] == "1 entries could not be collected"
     assert record["left_out"][0].endswith("deeper than 128 levels")

@@ -62,7 +62,11 @@ def collect_dir(
 
 
 def _record(target: Path, source: str, reason: str, left_out: list[str] | None = None) -> None:
-    record = IncompleteCollection(source=source[:4096], reason=reason[:2000], left_out=left_out or [])
+    def printable(text: str) -> str:
+        return text.encode("utf-8", "backslashreplace").decode()
+
+    record = IncompleteCollection(source=printable(source)[:4096], reason=printable(reason)[:2000],
+                                  left_out=left_out or [])
     files.write_host_file(target, INCOMPLETE, record.model_dump_json(indent=2).encode())
 
 

@@ -78,8 +78,8 @@ class CopyReport:
     def note(self, what: str) -> None:
         """Count one entry left out."""
         self.left_out += 1
-        if len(self.noted) < MAX_NOTED:
-            self.noted.append(what[:300])
+        if len(self.noted) < MAX_NOTED:  # names may not be UTF-8 (surrogate escapes): kept printable
+            self.noted.append(what[:300].encode("utf-8", "backslashreplace").decode())
 
 
 @dataclass(frozen=True)
