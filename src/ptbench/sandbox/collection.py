@@ -76,7 +76,7 @@ def incomplete_reason(root: Path) -> str | None:
     path = root / INCOMPLETE
     try:
         info = os.lstat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no record, or a root that is a single file (a log)
         return None
     except OSError as exc:
         return f"its collection record could not be read ({exc.strerror})"
