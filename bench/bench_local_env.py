@@ -3,6 +3,7 @@ each against the same command run bare as a subprocess, alternating the two so b
 machine load. Medians of several repetitions; prints a table.
 
 Targets: <= 1 s of overhead per trial, <= 10 ms per command. Run: .venv/bin/python bench/bench_local_env.py
+(`--disk host` without the sandbox's disk image, to see what the image costs).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ TRIAL_TARGET_MS = 1000.0
 COMMAND_TARGET_MS = 10.0
 
 
-def make_environment(work: Path, index: int):
+def make_environment(work: Path, index: int, disk: str = "image"):
     """A LocalEnvironment as Harbor would build it for a trial (agent log dir mounted)."""
     from harbor.models.task.config import EnvironmentConfig
     from harbor.models.trial.paths import TrialPaths
@@ -41,6 +42,7 @@ def make_environment(work: Path, index: int):
         task_env_config=EnvironmentConfig(workdir="/app"),
         mounts=[{"type": "bind", "source": str(trial_paths.agent_dir), "target": "/logs/agent"}],
         sandbox_dir=str(work / "sandboxes"),
+        disk=disk,
     )
 
 
@@ -72,20 +74,20 @@ async def interleaved(
     return times
 
 
-async def measure(trials: int, commands: int, progress: Progress) -> dict[str, float]:
+async def measure(trials: int, commands: int, progress: Progress, disk: str = "image") -> dict[str, float]:
     """Median milliseconds of each measured action and of the bare command measured alongside it."""
     with tempfile.TemporaryDirectory(prefix="ptbench-bench-") as tmp:
         work = Path(tmp)
         counter = iter(range(trials + 1))
 
         async def one_trial() -> None:
-            environment = make_environment(work, next(counter))
+            environment = make_environment(work, next(counter), disk)
             await environment.start(force_build=False)
             await environment.exec(COMMAND)
             await environment.stop(delete=True)
 
         trial_ms, trial_bare_ms = await interleaved(one_trial, trials, progress, "trials (start + command + stop)")
-        environment = make_environment(work, trials)
+        environment = make_environment(work, trials, disk)
         await environment.start(force_build=False)
         try:
 
@@ -103,9 +105,10 @@ async def measure(trials: int, commands: int, progress: Progress) -> dict[str, f
     }
 
 
-def report(medians: dict[str, float], trials: int, commands: int) -> Table:
+def report(medians: dict[str, float], trials: int, commands: int, disk: str = "image") -> Table:
     """The results as a table: time in the sandbox, bare, the difference, and the target."""
-    table = Table(title=f"local environment overhead (medians; {trials} trials, {commands} commands; `{COMMAND}`)")
+    table = Table(title=f"local environment overhead (medians; {trials} trials, {commands} commands; `{COMMAND}`; "
+                        f"disk {disk})")
     for column in ("measure", "local env ms", "bare ms", "overhead ms", "target ms", "met"):
         table.add_column(column, justify="left" if column == "measure" else "right")
     rows = [
@@ -125,11 +128,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=20, help="start/command/stop repetitions")
     parser.add_argument("--commands", type=int, default=100, help="command repetitions")
+    parser.add_argument("--disk", choices=("image", "host"), default="image", help="the environment's disk kwarg")
     args = parser.parse_args()
     console = Console()
     with Progress(console=console, transient=True) as progress:
-        medians = asyncio.run(measure(args.trials, args.commands, progress))
-    console.print(report(medians, args.trials, args.commands))
+        medians = asyncio.run(measure(args.trials, args.commands, progress, args.disk))
+    console.print(report(medians, args.trials, args.commands, args.disk))
 
 
 if __name__ == "__main__":

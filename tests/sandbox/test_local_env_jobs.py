@@ -4,6 +4,7 @@ concurrency, and the unmodified `harbor run` CLI."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -12,6 +13,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+
+from ptbench.sandbox.collection import INCOMPLETE
 
 LOCAL_ENV = "ptbench.harbor.local:LocalEnvironment"  # the public import path (an alias of ptbench.sandbox.local)
 
@@ -87,8 +90,12 @@ def test_hostile_agent_cannot_touch_the_host(oracle_job):
     assert not (Path(sys.prefix) / f"ptb-attack-{tag}").exists()
     assert list(oracle_job.trap.iterdir()) == []  # the planted /tests symlinks were replaced, not followed
     artifacts = trial_dir(result) / "artifacts" / "app"
-    assert not any(artifacts.joinpath("loot").rglob("*"))  # /app/loot -> /etc was refused
-    assert sorted(path.name for path in (artifacts / "out").iterdir()) == ["real.txt"]  # no symlink, no FIFO
+    # /app/loot -> /etc was refused; what arrived says so (the verifier would see it as not checked).
+    assert [path.name for path in artifacts.joinpath("loot").rglob("*")] == [INCOMPLETE]
+    assert "symlink" in json.loads((artifacts / "loot" / INCOMPLETE).read_text())["reason"]
+    # Links inside arrive as links (as Docker's copy), never followed; no FIFO.
+    assert sorted(path.name for path in (artifacts / "out").iterdir()) == ["leak", "real.txt"]
+    assert os.readlink(artifacts / "out" / "leak") == "/etc/hostname"
 
 
 def test_environment_roots_are_removed(oracle_job):

@@ -15,6 +15,7 @@ from harbor.models.task.config import EnvironmentConfig, NetworkMode, NetworkPol
 from harbor.models.trial.paths import TrialPaths
 
 import ptbench
+from ptbench.sandbox.disk import unmount_disk
 from ptbench.sandbox.files import UnsafePathError
 from ptbench.sandbox.host import HostTools, SandboxUnavailableError, gpu_count, gpu_device_nodes
 from ptbench.sandbox.layout import holder_command, root_bind
@@ -186,11 +187,12 @@ def test_cancellation_kills_the_command(tmp_path):
     assert in_env(make_env(tmp_path), scenario) == "0\n"
 
 
-def test_downloads_refuse_planted_symlinks_and_skip_special_files(tmp_path):
+def test_downloads_refuse_planted_symlinks_on_the_way_and_copy_those_inside_as_links(tmp_path):
     host_dir = tmp_path / "host"
     host_dir.mkdir()
     (host_dir / "secret").write_text("host secret\n")
     out = tmp_path / "out"
+    logs = tmp_path / "trial" / "agent"
 
     async def scenario(env):
         await ok(
@@ -200,6 +202,7 @@ def test_downloads_refuse_planted_symlinks_and_skip_special_files(tmp_path):
             f"ln -s {host_dir} /app/linkdir && ln -s {host_dir}/secret /app/linkfile",
         )
         await env.download_dir("/app/d", out)
+        await env.download_dir("/app/d", logs)  # Harbor's own trial files, which it reads by path: no links
         for bad in ("/app/linkdir", "/app/linkdir/secret"):
             with pytest.raises(UnsafePathError):
                 await env.download_dir(bad, tmp_path / "never")
@@ -208,7 +211,10 @@ def test_downloads_refuse_planted_symlinks_and_skip_special_files(tmp_path):
                 await env.download_file(bad, tmp_path / "never.txt")
 
     in_env(make_env(tmp_path), scenario)
-    assert sorted(str(path.relative_to(out)) for path in out.rglob("*")) == ["sub", "sub/f"]
+    # As Docker's copy (Harbor's fidelity test): links arrive as links, with their targets, never followed.
+    assert sorted(str(path.relative_to(out)) for path in out.rglob("*")) == ["etc-link", "host-file", "sub", "sub/f"]
+    assert os.readlink(out / "etc-link") == "/etc" and os.readlink(out / "host-file") == f"{host_dir}/secret"
+    assert sorted(str(path.relative_to(logs)) for path in logs.rglob("*")) == ["sub", "sub/f"]
     assert not (tmp_path / "never").exists() and not (tmp_path / "never.txt").exists()
 
 
@@ -291,6 +297,7 @@ def test_roots_removed_on_stop_kept_on_request_and_stale_ones_swept(tmp_path):
     asyncio.run(keep_it())
     (kept_root,) = sandboxes.glob("unit__env-*/root")
     assert (kept_root / "app" / "e").read_text() == "evidence\n"
+    unmount_disk(kept_root)
 
 
 def test_missing_bubblewrap_is_a_one_line_error(tmp_path, monkeypatch):

@@ -80,7 +80,19 @@ def before_evaluation(spec: TaskSpec, submission: Path, inputs: IntegrityInputs)
 
         judge, others = inputs.judge_model, list(results)
         results.append(timed(JUDGE, lambda: check_judge(judge, spec.benchmark, roots, others, [submission])))
-    return results
+    return _seen_in_part(results, roots, {FILES, READS, PROTECTED})
+
+
+def _seen_in_part(results: list[CheckResult], roots: list[Path], over_roots: set[str]) -> list[CheckResult]:
+    """A check over the workspace or logs that passed on a collection that is not whole (sandbox/collection.py)
+    could not check everything: could-not-run, never passed. A flag stands: what was seen is evidence."""
+    from ptbench.sandbox.collection import incomplete_reason
+
+    partial = [f"{root}: {reason}" for root in roots if (reason := incomplete_reason(root)) is not None]
+    if not partial:
+        return results
+    return [could_not_run(result.name, f"saw only part of {partial[0]}")
+            if result.name in over_roots and result.status == "passed" else result for result in results]
 
 
 def _likelihood(spec: TaskSpec, submission: Path, inputs: IntegrityInputs) -> CheckResult:

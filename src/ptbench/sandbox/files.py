@@ -2,11 +2,14 @@
 
 A sandbox path maps to a trusted host anchor (the bind whose target is its longest prefix, else the
 environment root) plus untrusted components below it. Those components are walked one directory fd
-at a time with O_NOFOLLOW: reading refuses symlinks (inside a copied tree they are skipped), writing
-replaces a symlink in its way by a real directory or file. Only regular files are ever read, and
-files are always written as new inodes, so a planted FIFO or device node is never opened for writing.
-Trees are walked iteratively, at most MAX_DEPTH levels deep; a download stops with TransferLimitError
-beyond its budget of files and bytes (a sandbox can write more than the host should take).
+at a time with O_NOFOLLOW: reading refuses symlinks on the way, writing replaces a symlink in its way
+by a real directory or file. Inside a copied tree a symlink is copied as a symlink (its target text,
+never followed) or, where the caller asks, left out. Only regular files are ever read, copied hole for
+hole (a sparse file stays sparse) and no further than the size they were counted at, and files are
+always written as new inodes, so a planted FIFO or device node is never opened for writing. Trees are
+walked iteratively, at most MAX_DEPTH levels deep; an entry that cannot be copied (or lies deeper) is
+noted in the download's `CopyReport` and the walk goes on; a download stops with TransferLimitError
+beyond its budget of entries and bytes (apparent sizes: a sandbox can write more than the host should take).
 """
 
 from __future__ import annotations
@@ -15,9 +18,10 @@ import errno
 import os
 import posixpath
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 from ptbench.sandbox.host import is_within
@@ -28,11 +32,15 @@ from ptbench.sandbox.tree import remove_entry
 # Deeper entries are left out of a copy: no honest task needs them, and each level holds two fds open.
 MAX_DEPTH = 128
 DEFAULT_MAX_FILES = 20_000
-DEFAULT_MAX_BYTES = 64 << 30
+MAX_NOTED = 20
 # An entry removed, or swapped for a symlink or a file, while a tree is walked: skipped.
 _VANISHED = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+Selection = Callable[[str, bool], bool]
+"""Whether a download takes an entry: (its path relative to the copied dir, whether it is a dir) -> take it."""
 
 
 class UnsafePathError(PermissionError):
@@ -40,24 +48,38 @@ class UnsafePathError(PermissionError):
 
 
 class TransferLimitError(OSError):
-    """A download out of the sandbox went beyond its budget of files or bytes."""
+    """A download out of the sandbox went beyond its budget of entries or bytes."""
 
 
 @dataclass
 class TransferBudget:
-    """How many files and bytes one download may still bring to the host."""
+    """How many entries (files, links, dirs) and bytes (apparent sizes) one download may still bring to the host."""
 
-    files: int = DEFAULT_MAX_FILES
-    bytes: int = DEFAULT_MAX_BYTES
+    files: int
+    bytes: int
 
     def take(self, size: int, shown: str) -> None:
-        """Account for one more file of `size` bytes, or raise TransferLimitError."""
+        """Account for one more entry of `size` bytes, or raise TransferLimitError."""
         self.files -= 1
         self.bytes -= size
         if self.files < 0:
             raise TransferLimitError(f"downloading {shown} stopped: more files than the limit")
         if self.bytes < 0:
             raise TransferLimitError(f"downloading {shown} stopped: more bytes than the limit")
+
+
+@dataclass
+class CopyReport:
+    """What a download left out (entries it could not copy, or too deep), the first MAX_NOTED of them named."""
+
+    left_out: int = 0
+    noted: list[str] = field(default_factory=list)
+
+    def note(self, what: str) -> None:
+        """Count one entry left out."""
+        self.left_out += 1
+        if len(self.noted) < MAX_NOTED:  # names may not be UTF-8 (surrogate escapes): kept printable
+            self.noted.append(what[:300].encode("utf-8", "backslashreplace").decode())
 
 
 @dataclass(frozen=True)
@@ -101,14 +123,14 @@ def upload_file(source: Path, target: HostLocation) -> None:
         raise IsADirectoryError(f"cannot write a file over {target.env_path}")
     with _open_trusted(source.parent) as source_dir, _open_location(target.parts[:-1], target, True) as dest:
         with _opened(os.open(source.name, os.O_RDONLY | os.O_CLOEXEC, dir_fd=source_dir)) as fd:
-            _write_copy(fd, dest, target.parts[-1])
+            _write_copy(fd, dest, target.parts[-1], os.fstat(fd).st_size)
 
 
 def upload_dir(source: Path, target: HostLocation) -> None:
     """Copy the contents of a trusted host dir into a sandbox dir (symlinks are copied as symlinks)."""
     _writable(target)
     with _open_trusted(source) as source_dir, _open_location(target.parts, target, True) as dest:
-        _copy_tree(source_dir, dest, keep_symlinks=True, budget=None)
+        _copy_tree(source_dir, dest, keep_symlinks=True, budget=None, strict=True)
 
 
 def empty_dir(location: HostLocation) -> None:
@@ -131,8 +153,8 @@ def open_file(location: HostLocation) -> int | None:
         return None
 
 
-def download_file(source: HostLocation, target: Path, budget: TransferBudget | None = None) -> None:
-    """Copy a regular file out of the sandbox to a host path (within the budget, default TransferBudget())."""
+def download_file(source: HostLocation, target: Path, budget: TransferBudget) -> None:
+    """Copy a regular file out of the sandbox to a host path, within the budget."""
     if not source.parts:
         raise IsADirectoryError(f"{source.env_path} is a directory")
     with _open_location(source.parts[:-1], source, False) as source_dir:
@@ -140,18 +162,57 @@ def download_file(source: HostLocation, target: Path, budget: TransferBudget | N
     if fd is None:
         raise UnsafePathError(f"{source.env_path} is not a regular file")
     with _opened(fd):
-        (budget or TransferBudget()).take(os.fstat(fd).st_size, source.env_path)
+        size = os.fstat(fd).st_size
+        budget.take(size, source.env_path)
         target.parent.mkdir(parents=True, exist_ok=True)
         with _open_trusted(target.parent) as dest:
-            _write_copy(fd, dest, target.name)
+            _write_copy(fd, dest, target.name, size)
 
 
-def download_dir(source: HostLocation, target: Path, budget: TransferBudget | None = None) -> None:
-    """Copy a sandbox dir's contents to a host dir; symlinks and special files inside are skipped."""
+def download_dir(
+    source: HostLocation,
+    target: Path,
+    budget: TransferBudget,
+    *,
+    keep_symlinks: bool,
+    wanted: Selection | None = None,
+    skip_top: Sequence[str] = (),
+) -> CopyReport:
+    """Copy a sandbox dir's contents to a host dir (never a link in its place), within the budget.
+
+    Symlinks inside are copied as symlinks when `keep_symlinks`, else left out; FIFOs, sockets and devices are
+    left out (they hold no content). `wanted` chooses entries (a dir it refuses is not entered); `skip_top`: names
+    left out at the top level. What could not be copied is in the returned report; TransferLimitError stops it."""
     with _open_location(source.parts, source, False) as source_dir:
         target.mkdir(parents=True, exist_ok=True)
-        with _open_trusted(target) as dest:
-            _copy_tree(source_dir, dest, keep_symlinks=False, budget=budget or TransferBudget(), shown=source.env_path)
+        with _opened(os.open(target, _DIR_FLAGS)) as dest:
+
+            def chosen(relative: str, is_dir: bool) -> bool:
+                return relative not in skip_top and (wanted is None or wanted(relative, is_dir))
+
+            return _copy_tree(source_dir, dest, keep_symlinks=keep_symlinks, budget=budget, shown=source.env_path,
+                              wanted=chosen)
+
+
+def tar_excludes(patterns: Sequence[str]) -> Selection:
+    """The entries GNU tar's `--exclude` patterns keep: a pattern matches `./relative/path` or any tail of it after a
+    `/` (unanchored), its wildcards crossing `/`, case-sensitive; an excluded dir goes with everything below it."""
+
+    def wanted(relative: str, is_dir: bool) -> bool:
+        del is_dir
+        name = "./" + relative
+        tails = [name] + [name[index + 1:] for index, char in enumerate(name) if char == "/"]
+        return not any(fnmatchcase(tail, pattern) for pattern in patterns for tail in tails)
+
+    return wanted
+
+
+def write_host_file(directory: Path, name: str, data: bytes) -> None:
+    """Write `data` as a fresh file `name` in a trusted host dir, replacing a non-dir entry (never following one)."""
+    with _open_trusted(directory) as parent:
+        _remove_non_dir(parent, name)
+        with _opened(os.open(name, _CREATE_FLAGS, 0o644, dir_fd=parent)) as fd:
+            os.write(fd, data)
 
 
 def claim_tree(location: HostLocation, uid: int, gid: int) -> bool:
@@ -245,14 +306,41 @@ def _open_regular(directory: int, name: str) -> int | None:
     return fd
 
 
-def _write_copy(source_fd: int, directory: int, name: str) -> None:
-    """Copy an open file to a fresh inode `name` in `directory`, replacing a non-dir entry of that name."""
+def _write_copy(source_fd: int, directory: int, name: str, size: int) -> None:
+    """Copy the first `size` bytes of an open file to a fresh inode `name` in `directory` (replacing a non-dir entry
+    of that name), its holes left holes."""
     mode = stat.S_IMODE(os.fstat(source_fd).st_mode) & 0o777
     _remove_non_dir(directory, name)
     with _opened(os.open(name, _CREATE_FLAGS, 0o600, dir_fd=directory)) as dest:
-        while os.sendfile(dest, source_fd, None, 1 << 30):
-            pass
+        for start, end in _data_ranges(source_fd, size):
+            os.lseek(dest, start, os.SEEK_SET)
+            while start < end:
+                sent = os.sendfile(dest, source_fd, start, min(end - start, 1 << 30))
+                if not sent:  # the file shrank meanwhile
+                    break
+                start += sent
+        os.ftruncate(dest, size)
         os.fchmod(dest, mode)
+
+
+def _data_ranges(fd: int, size: int) -> Iterator[tuple[int, int]]:
+    """The [start, end) ranges of an open file's first `size` bytes that hold data (all of it where the filesystem
+    cannot tell holes)."""
+    offset = 0
+    while offset < size:
+        try:
+            start = os.lseek(fd, offset, os.SEEK_DATA)
+            end = os.lseek(fd, start, os.SEEK_HOLE)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:  # no data after offset
+                return
+            if exc.errno != errno.EINVAL:
+                raise
+            start, end = offset, size
+        if start >= size:
+            return
+        yield start, min(end, size)
+        offset = end
 
 
 def _remove_non_dir(directory: int, name: str) -> None:
@@ -266,30 +354,63 @@ def _remove_non_dir(directory: int, name: str) -> None:
 
 
 def _copy_tree(
-    source: int, dest: int, keep_symlinks: bool, budget: TransferBudget | None, shown: str = ""
-) -> None:
-    """Copy the tree below `source` into `dest`: regular files (within the budget), dirs, and symlinks as
-    symlinks when `keep_symlinks`; FIFOs, sockets and devices never."""
+    source: int,
+    dest: int,
+    keep_symlinks: bool,
+    budget: TransferBudget | None,
+    shown: str = "",
+    wanted: Selection | None = None,
+    strict: bool = False,
+) -> CopyReport:
+    """Copy the tree below `source` into `dest`: regular files, dirs, and symlinks as symlinks when `keep_symlinks`
+    (each within the budget); FIFOs, sockets and devices never. `wanted` chooses entries; `strict`
+    raises at the first entry that cannot be copied, else it is noted in the report and the copy goes on."""
+    report = CopyReport()
+    # State per directory level: the host dir fd and the relative path of the level ("" at the top).
+    top = (dest, "")
 
-    def enter(to_dir: int, name: str, child: int, mode: int) -> int:
+    def enter(state: tuple[int, str], name: str, child: int, mode: int) -> tuple[int, str]:
         del child
+        to_dir, relative = state
+        if budget is not None:
+            budget.take(0, shown)
         child_dest = _child_dir(to_dir, name, True, name)
         os.fchmod(child_dest, stat.S_IMODE(mode) & 0o1777)
-        return child_dest
+        return child_dest, f"{relative}{name}/"
 
-    def visit(to_dir: int, from_dir: int, name: str, mode: int) -> None:
+    def visit(state: tuple[int, str], from_dir: int, name: str, mode: int) -> None:
+        to_dir, relative = state
         if stat.S_ISREG(mode):
             fd = _open_regular(from_dir, name)
-            if fd is not None:
-                with _opened(fd):
-                    if budget is not None:
-                        budget.take(os.fstat(fd).st_size, shown)
-                    _write_copy(fd, to_dir, name)
+            if fd is None:
+                return
+            with _opened(fd):
+                size = os.fstat(fd).st_size
+                if budget is not None:
+                    budget.take(size, shown)
+                _write_copy(fd, to_dir, name, size)
         elif stat.S_ISLNK(mode) and keep_symlinks:
+            link = os.readlink(name, dir_fd=from_dir)
+            if budget is not None:
+                budget.take(len(os.fsencode(link)), shown)
             _remove_non_dir(to_dir, name)
-            os.symlink(os.readlink(name, dir_fd=from_dir), name, dir_fd=to_dir)
+            os.symlink(link, name, dir_fd=to_dir)
+        elif stat.S_ISDIR(mode):
+            report.note(f"{relative}{name}: deeper than {MAX_DEPTH} levels")
 
-    _depth_first(source, dest, enter, visit, os.close)
+    def chosen(state: tuple[int, str], name: str, mode: int) -> bool:
+        return wanted is None or wanted(state[1] + name, stat.S_ISDIR(mode))
+
+    def failed(state: tuple[int, str], name: str, exc: OSError) -> None:
+        if strict or isinstance(exc, TransferLimitError):
+            raise exc
+        report.note(f"{state[1]}{name}: {exc.strerror or exc}")
+
+    def leave(state: tuple[int, str]) -> None:
+        os.close(state[0])
+
+    _depth_first(source, top, enter, visit, leave, chosen=chosen, failed=failed)
+    return report
 
 
 def _chown_below(top: int, uid: int, gid: int) -> None:
@@ -311,13 +432,16 @@ def _depth_first[T](
     enter: Callable[[T, str, int, int], T],
     visit: Callable[[T, int, str, int], None],
     leave: Callable[[T], None],
+    chosen: Callable[[T, str, int], bool] | None = None,
+    failed: Callable[[T, str, OSError], None] | None = None,
 ) -> None:
     """Walk the tree below the open dir `top` depth first without recursion, at most MAX_DEPTH levels.
 
     `enter(state, name, child_fd, mode)` a subdirectory returns the state its entries get; `visit(state,
     dir_fd, name, mode)` every other entry (and directories below MAX_DEPTH, not descended); `leave(state)`
-    once a subdirectory is done. Only the dirs on the current path are open; an entry removed or swapped
-    for a symlink or a file while the walk runs is skipped."""
+    once a subdirectory is done; `chosen(state, name, mode)` false skips an entry (a dir is not entered). Only the
+    dirs on the current path are open; an entry removed or swapped for a symlink or a file while the walk runs
+    is skipped; any other OSError on an entry goes to `failed(state, name, exc)` (default: raised)."""
     levels: list[tuple[int, T, list[str]]] = [(top, top_state, _names(top))]
     try:
         while levels:
@@ -331,6 +455,8 @@ def _depth_first[T](
             name = names.pop()
             try:
                 mode = os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode
+                if chosen is not None and not chosen(state, name, mode):
+                    continue
                 if stat.S_ISDIR(mode) and len(levels) <= MAX_DEPTH:
                     child = os.open(name, _DIR_FLAGS, dir_fd=directory)
                     try:
@@ -343,8 +469,10 @@ def _depth_first[T](
                 else:
                     visit(state, directory, name, mode)
             except OSError as exc:
-                if exc.errno not in _VANISHED:
-                    raise
+                if isinstance(exc, TransferLimitError) or exc.errno not in _VANISHED:
+                    if failed is None:
+                        raise
+                    failed(state, name, exc)
     finally:
         for directory, state, _ in levels[1:]:
             os.close(directory)

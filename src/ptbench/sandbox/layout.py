@@ -51,8 +51,9 @@ def read_only_binds(extra_paths: list[str]) -> list[Bind]:
 def prepare_root(root: Path, workdir: str, log_dirs: list[str], bind_targets: list[str]) -> None:
     """Create the private root's skeleton: standard dirs, sticky /tmp, the workdir, usr-merge symlinks,
     Harbor's log dirs (writable by every user, as Harbor makes its mounted ones), and the dirs above each bind's
-    mount point (mode 0755: bwrap would make missing ones 0700, hiding e.g. /root/.cache/... from non-root users)."""
-    root.mkdir(mode=0o755)
+    mount point (mode 0755: bwrap would make missing ones 0700, hiding e.g. /root/.cache/... from non-root users).
+    `root` may exist already (empty: the sandbox's disk mounted there)."""
+    root.mkdir(mode=0o755, exist_ok=True)
     for name in ("root", "home", "run", "var", *_STICKY_DIRS):
         (root / name).mkdir(mode=0o755, parents=True, exist_ok=True)
     for name in _STICKY_DIRS:

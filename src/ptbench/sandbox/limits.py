@@ -25,11 +25,13 @@ from functools import cache
 from pathlib import Path
 from resource import RLIMIT_AS, RLIMIT_CORE, RLIMIT_FSIZE, setrlimit
 
+from ptbench.sandbox.disk import DEFAULT_STORAGE
+
 MiB = 1 << 20
 GiB = 1 << 30
 DEFAULT_PIDS = 4096
-# Without storage_mb, no single file may exceed this (storage is otherwise the host's disk).
-DEFAULT_FILE_SIZE = 10 * GiB
+# Without storage_mb, no single file may exceed the default disk (sandbox/disk.py caps their sum).
+DEFAULT_FILE_SIZE = DEFAULT_STORAGE
 # Without memory_mb, a sandbox may use this share of the host's memory: a runaway sandbox is then
 # OOM-killed inside its own cgroup before the host, and ptbench with it, runs out.
 DEFAULT_MEMORY_SHARE = 0.75

@@ -3,8 +3,10 @@
 Use it with `harbor run -e ptbench.sandbox.local:LocalEnvironment` or `import_path` in a JobConfig.
 Options (`--ek key=value` or `environment.kwargs`): `sandbox_dir` (base dir of environment roots,
 default $PTBENCH_SANDBOX_DIR or <tmp>/ptbench-sandboxes; root's alone), `ro_paths` (extra host paths
-bound read-only, comma-separated or a list), `pids_limit`, and `max_download_files` / `max_download_mib`
-(what one download out of the sandbox may bring to the host), `forward_ports` (ports of the host's 127.0.0.1 the
+bound read-only, comma-separated or a list), `pids_limit`, `disk` ("image": the sandbox's writable root is a
+loop-mounted ext4 image of the task's storage_mb, default 10 GiB; "host": a plain host dir, no cap),
+`max_download_files` / `max_download_mib` (what one download out of the sandbox may bring to the host: entries,
+and apparent bytes, default the sandbox's storage), `forward_ports` (ports of the host's 127.0.0.1 the
 sandbox reaches at the same port of its own 127.0.0.1, e.g. a model API; see forward.py), `forward_tasks` and
 `mount_tasks` (a port, a mount target -> the task dirs whose trials get it; the others do not). Of the task's
 Dockerfile, WORKDIR, ENV, USER, COPY and the users it creates are honoured, RUN steps are not run, and what cannot be
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +27,12 @@ from harbor.environments.capabilities import EnvironmentCapabilities, Environmen
 from harbor.models.task.config import EnvironmentConfig
 from harbor.models.trial.config import ResourceMode
 from harbor.models.trial.paths import EnvironmentPaths, TrialPaths
+from harbor.utils.path_filter import filter_paths_by_patterns
 
+from ptbench.sandbox import collection
 from ptbench.sandbox import files as sandbox_files
 from ptbench.sandbox import seccomp as sandbox_seccomp
+from ptbench.sandbox.disk import find_disk_tools, mount_disk, storage_bytes
 from ptbench.sandbox.exec import (
     DEFAULT_PATH,
     HolderBoundingSet,
@@ -91,7 +97,8 @@ class LocalEnvironment(BaseEnvironment):
         ro_paths: str | list[str] | None = None,
         pids_limit: int | str | None = None,
         max_download_files: int | str = sandbox_files.DEFAULT_MAX_FILES,
-        max_download_mib: int | str = sandbox_files.DEFAULT_MAX_BYTES >> 20,
+        max_download_mib: int | str | None = None,
+        disk: str = "image",
         forward_ports: str | int | list[str | int] | None = None,
         mount_tasks: dict[str, list[str]] | None = None,
         forward_tasks: dict[str, list[str]] | None = None,
@@ -99,8 +106,10 @@ class LocalEnvironment(BaseEnvironment):
     ) -> None:
         # Read by the capability validators inside BaseEnvironment.__init__.
         self._gpu_nodes = gpu_device_nodes()
+        if disk not in ("image", "host"):
+            raise ValueError(f"the local environment's disk is 'image' or 'host', not {disk!r}")
+        self._disk_image = disk == "image"
         self._max_download_files = int(max_download_files)
-        self._max_download_bytes = int(max_download_mib) << 20
         self._sandbox_base = base_dir(sandbox_dir)
         extra = ro_paths.split(",") if isinstance(ro_paths, str) else list(ro_paths or [])
         self._ro_binds = read_only_binds(ptbench_paths() + [path for path in extra if path])
@@ -157,6 +166,8 @@ class LocalEnvironment(BaseEnvironment):
             pids=int(pids_limit) if pids_limit is not None else None,
         )
         self._enforced: EnforcedLimits | None = None
+        self._storage = storage_bytes(self._effective_storage_mb)
+        self._max_download_bytes = int(max_download_mib) << 20 if max_download_mib is not None else self._storage
 
     @staticmethod
     def type() -> str:
@@ -204,12 +215,15 @@ class LocalEnvironment(BaseEnvironment):
     async def start(self, force_build: bool) -> None:
         """Create the private root and start the holder process; force_build has nothing to rebuild."""
         tools = find_tools()
+        disk_tools = find_disk_tools() if self._disk_image else None
         seccomp = sandbox_seccomp.program()
         await asyncio.to_thread(sweep_stale, self._sandbox_base)
         env_dir = await asyncio.to_thread(EnvDir, self._sandbox_base, self.session_id)
         gpu_nodes = self._gpu_nodes if self._effective_gpus > 0 else []
         binds = self._binds
         try:
+            if disk_tools is not None:
+                await asyncio.to_thread(mount_disk, disk_tools, env_dir.path, env_dir.root, self._storage)
             if self._forward_ports:
                 self._relay = HostRelay(env_dir.path / "forward", self._forward_ports)
                 await self._relay.start()
@@ -378,9 +392,43 @@ class LocalEnvironment(BaseEnvironment):
         await asyncio.to_thread(sandbox_files.download_file, source, Path(target_path), self._budget())
 
     async def download_dir(self, source_dir: str, target_dir: Path | str) -> None:
-        """Copy a sandbox dir's contents to the host; symlinks and special files in it are skipped."""
+        """Copy a sandbox dir's contents to the host (see `_collect`)."""
+        await self._collect(source_dir, Path(target_dir), None)
+
+    async def download_dir_with_exclusions(self, *, source_dir: str, target_dir: Path | str,
+                                           exclude: list[str]) -> None:
+        """Harbor's artifact collection with tar's excludes, as the same host copy: no tar, so no host-side
+        extraction that aborts at the first absolute link, expands sparse files or counts 200,000 files as one."""
+        await self._collect(source_dir, Path(target_dir), sandbox_files.tar_excludes(exclude))
+
+    async def download_dir_filtered(self, *, source_dir: str, target_dir: Path | str,
+                                    include: Sequence[str] | None = None, exclude: Sequence[str] | None = None,
+                                    protect: Sequence[str] | None = None) -> None:
+        """Harbor's filtered log download (its glob semantics: a file is taken when `include` matches, unless
+        `exclude` does, or when `protect` names it), as the same host copy instead of a tar."""
+        kept = set(protect or [])
+
+        def wanted(relative: str, is_dir: bool) -> bool:
+            return is_dir or relative in kept or bool(filter_paths_by_patterns([relative], include=include,
+                                                                                exclude=exclude))
+
+        await self._collect(source_dir, Path(target_dir), wanted)
+
+    async def _collect(self, source_dir: str, target: Path, wanted: sandbox_files.Selection | None) -> None:
+        """Copy a sandbox dir to the host within one download's budget; special files are left out. Symlinks are
+        copied as symlinks (never followed), except into Harbor's own trial files (agent/, verifier/), which Harbor
+        reads by path. An artifact's copy (the verifier's only view of the sandbox) records when it is not whole."""
         source = self._require_paths().locate(source_dir)
-        await asyncio.to_thread(sandbox_files.download_dir, source, Path(target_dir), self._budget())
+        where = os.path.abspath(target)
+        if is_within(where, os.path.abspath(self.trial_paths.artifacts_dir)):
+            await asyncio.to_thread(collection.collect_dir, source, target, self._budget(), keep_symlinks=True,
+                                    wanted=wanted)
+            return
+        keep_symlinks = not is_within(where, os.path.abspath(self.trial_paths.trial_dir))
+        report = await asyncio.to_thread(sandbox_files.download_dir, source, target, self._budget(),
+                                         keep_symlinks=keep_symlinks, wanted=wanted)
+        if report.left_out:
+            self.logger.warning(f"downloading {source_dir} left out {report.left_out} entries: {report.noted[:3]}")
 
     def _budget(self) -> sandbox_files.TransferBudget:
         return sandbox_files.TransferBudget(files=self._max_download_files, bytes=self._max_download_bytes)

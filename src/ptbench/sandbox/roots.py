@@ -3,10 +3,10 @@
 The base dir belongs to root alone (mode 0700, not a symlink, every directory above it writable only by
 root or sticky): anyone else who could create, swap or write it could redirect root's removals. A
 base dir that is not so is refused, never repaired. Layout: `<base>/<session>-<random>/{lock, holder.log,
-root/}`. The owning process holds an exclusive flock on `lock` for the environment's lifetime, so a dir
-whose lock can be taken belongs to a process that died (e.g. `kill -9`): the next environment that
-starts kills what still runs on that root and removes the dir. A dir kept on purpose
-(`stop(delete=False)`) is marked "kept" in its lock file and never swept.
+disk.img, root/}` (the disk image mounted at root/, see disk.py). The owning process holds an exclusive flock on
+`lock` for the environment's lifetime, so a dir whose lock can be taken belongs to a process that died (e.g.
+`kill -9`): the next environment that starts kills what still runs on that root, unmounts it and removes the dir.
+A dir kept on purpose (`stop(delete=False)`) is marked "kept" in its lock file and never swept.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 from ptbench.errors import UserError
+from ptbench.sandbox.disk import unmount_disk
 from ptbench.sandbox.layout import root_bind
 from ptbench.sandbox.tree import remove_tree
 from ptbench.settings import settings
@@ -112,9 +113,11 @@ class EnvDir:
         return self.path / "holder.log"
 
     def remove(self) -> None:
-        """Delete the dir (never following symlinks inside it), then the base dir if it became empty."""
+        """Unmount its disk, delete the dir (never following symlinks inside it), then the base dir if it became
+        empty."""
         # The lock goes last: a process killed midway leaves a dir that the next sweep still recognises.
         with contextlib.suppress(OSError):
+            unmount_disk(self.root)
             remove_tree(self.root)
             self.holder_log.unlink(missing_ok=True)
             remove_tree(self.path)
@@ -125,7 +128,8 @@ class EnvDir:
             pass
 
     def keep(self) -> None:
-        """Leave the dir on disk for inspection and mark it so that sweeps leave it alone."""
+        """Leave the dir on disk (its disk still mounted) for inspection and mark it so that sweeps leave it alone;
+        `remove()` unmounts and deletes it."""
         if self._lock_fd is not None:
             os.lseek(self._lock_fd, 0, os.SEEK_SET)
             os.write(self._lock_fd, _KEPT)
@@ -159,6 +163,7 @@ def sweep_stale(base: Path) -> list[Path]:
             if os.read(fd, 16) == _LIVE:
                 _kill_leftovers(candidate / "root")
                 with contextlib.suppress(OSError):
+                    unmount_disk(candidate / "root")
                     remove_tree(candidate)
                     removed.append(candidate)
         finally:
