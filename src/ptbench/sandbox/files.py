@@ -31,7 +31,7 @@ from ptbench.sandbox.tree import remove_entry
 
 # Deeper entries are left out of a copy: no honest task needs them, and each level holds two fds open.
 MAX_DEPTH = 128
-DEFAULT_MAX_FILES = 20_000
+DEFAULT_MAX_FILES = 100_000  # an honest venv in /app (torch and friends) holds 40-60k entries
 MAX_NOTED = 20
 # An entry removed, or swapped for a symlink or a file, while a tree is walked: skipped.
 _VANISHED = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)
