@@ -24,7 +24,7 @@ import os
 import signal
 from pathlib import Path
 
-from ptbench.sandbox.spawn import settle
+from ptbench.sandbox.spawn import readable
 
 # The largest MTU slirp4netns takes: fewer, bigger packets through the relay.
 SLIRP_OPTIONS = ("--configure", "--mtu=65520", "--disable-host-loopback", "--enable-sandbox", "--enable-seccomp")
@@ -53,6 +53,7 @@ class SlirpNetwork:
                     stdin=asyncio.subprocess.DEVNULL,
                     stdout=log,
                     stderr=log,
+                    env={},
                     pass_fds=(ready_write, exit_read),
                     start_new_session=True,
                 )
@@ -93,11 +94,5 @@ class SlirpNetwork:
 
 async def _read_byte(fd: int) -> bytes:
     """One byte from a pipe without blocking the event loop (b"" at end of file)."""
-    loop = asyncio.get_running_loop()
-    readable: asyncio.Future[None] = loop.create_future()
-    loop.add_reader(fd, settle, readable)
-    try:
-        await readable
-    finally:
-        loop.remove_reader(fd)
+    await readable(fd)
     return os.read(fd, 1)
