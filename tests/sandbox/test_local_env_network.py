@@ -4,6 +4,7 @@ slirp's gateway; each refused at once, in every mode, by a filter the sandbox ca
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import socket
 import threading
@@ -12,6 +13,8 @@ import uuid
 import pytest
 from harbor.models.task.config import NetworkMode
 from test_local_env_sandbox import in_env, make_env, ok
+
+from ptbench.sandbox.firewall import host_networks
 
 # Each attempt: [name, "tcp" | "udp" | "unix", address, port]; prints {name: outcome} (an exception's name, or
 # "connected" / "answered"). UDP expects an echo.
@@ -134,3 +137,36 @@ def test_no_network_refuses_the_host_at_once(tmp_path, loopback_server, host_ip,
         outcomes = in_env(make_env(tmp_path, network=NetworkMode.NO_NETWORK), scenario)
         assert outcomes == {"own": "OSError"}  # ENETUNREACH: no route at all
         assert wildcard.connections == 0
+
+
+# /proc/net/fib_trie's shape (Linux 6.x): a secondary address, an AnyIP range routed as local, a subnet route.
+FIB_TRIE = """Main:
+  +-- 0.0.0.0/0 3 0 5
+     |-- 0.0.0.0
+        /0 universe UNICAST
+     +-- 192.0.2.0/24 2 0 2
+        |-- 192.0.2.0
+           /24 link UNICAST
+        |-- 192.0.2.2
+           /32 host LOCAL
+        |-- 192.0.2.7
+           /32 host LOCAL
+        |-- 192.0.2.255
+           /32 link BROADCAST
+Local:
+  +-- 10.77.0.0/16 2 0 2
+     |-- 10.77.0.0
+        /16 host LOCAL
+"""
+
+
+def test_every_address_the_host_delivers_to_itself_is_found(tmp_path):
+    (tmp_path / "fib_trie").write_text(FIB_TRIE)
+    (tmp_path / "if_inet6").write_text("00000000000000000000000000000001 01 80 10 80       lo\n")
+    found = set(host_networks(tmp_path / "fib_trie", tmp_path / "if_inet6"))
+    assert found == {ipaddress.ip_network(net) for net in
+                     ("192.0.2.2/32", "192.0.2.7/32", "192.0.2.255/32", "10.77.0.0/16", "::1/128")}
+    without_ipv6 = set(host_networks(tmp_path / "fib_trie", tmp_path / "none"))  # a kernel without IPv6
+    assert without_ipv6 == found - {ipaddress.ip_network("::1/128")}
+    with pytest.raises(RuntimeError, match="cannot read the host's addresses"):  # never a filter that passes them
+        host_networks(tmp_path / "none", tmp_path / "if_inet6")

@@ -1,13 +1,14 @@
 """The packet filter of a `public` sandbox: nothing of the host itself is reachable through slirp4netns.
 
-slirp4netns relays the sandbox's traffic through ordinary sockets of the host, so a packet to one of the host's
-own addresses (any interface's, 0.0.0.0-bound services included) would reach the host's services. Before slirp4netns
+slirp4netns relays the sandbox's traffic through ordinary sockets of the host, so a packet to one of the host's own
+addresses (any interface's, 0.0.0.0-bound services included) would reach the host's services. Before slirp4netns
 attaches, ptbench loads an nftables table into the sandbox's network namespace (`nsenter -n` + `nft -f -`, from the
 host): its output chain refuses, at once (a TCP reset: ECONNREFUSED at connect; other packets fail their send with
-EPERM; never a silent drop that hangs a client), every address the host's kernel treats as its own (LOCAL and BROADCAST routes of /proc/net/fib_trie, the
-addresses of /proc/net/if_inet6, read at start), slirp's gateway (the host) and its DNS address on any port but 53.
-The sandbox's own loopback is untouched. The namespace belongs to the host's user namespace, where nothing inside
-has CAP_NET_ADMIN: the sandbox cannot change the table.
+EPERM; never a silent drop that hangs a client), every address the host's kernel treats as its own (LOCAL and
+BROADCAST routes of /proc/net/fib_trie, the addresses of /proc/net/if_inet6, read at start; 0.0.0.0/8, multicast and
+the limited broadcast), slirp's gateway (the host) and its DNS address on any port but 53. The sandbox's own
+loopback is untouched. The namespace belongs to the host's user namespace, where nothing inside has CAP_NET_ADMIN:
+the sandbox cannot change the table.
 
 A later allowlist (network policies) belongs in the same table: `Filter` is what the chain says, `ruleset` renders it.
 """
@@ -25,6 +26,9 @@ SLIRP_DNS = "10.0.2.3"
 _FIB_TRIE = Path("/proc/net/fib_trie")
 _IF_INET6 = Path("/proc/net/if_inet6")
 _HOST_ROUTE_TYPES = ("LOCAL", "BROADCAST")  # delivered to the host itself
+# Delivered to the host on every host, whatever its routes say: "this network", multicast (a host that joined a
+# group, e.g. mDNS, hears it), the limited broadcast.
+_ALWAYS_HOST = ("0.0.0.0/8", "224.0.0.0/4", "255.255.255.255/32", "ff00::/8")
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -38,32 +42,35 @@ class Filter:
 
 
 def host_networks(fib_trie: Path = _FIB_TRIE, if_inet6: Path = _IF_INET6) -> list[Network]:
-    """Every address (or local range) the host delivers to itself, from the kernel's own tables."""
+    """Every address (or local range) the host delivers to itself, from the kernel's own tables; RuntimeError
+    when the IPv4 table cannot be read (a filter that could not see the host's addresses would pass them)."""
     found: list[Network] = []
     node: str | None = None
-    for line in _read(fib_trie).splitlines():
+    try:
+        routes = fib_trie.read_text()
+    except OSError as exc:
+        raise RuntimeError(f"cannot read the host's addresses from {fib_trie}: {exc.strerror}") from None
+    for line in routes.splitlines():
         text = line.strip()
         if text.startswith("|-- "):
             node = text[4:]
         elif text.startswith("/") and node is not None and text.split()[-1] in _HOST_ROUTE_TYPES:
             found.append(ipaddress.ip_network(f"{node}{text.split()[0]}", strict=False))
-    for line in _read(if_inet6).splitlines():
+    try:
+        addresses = if_inet6.read_text()
+    except FileNotFoundError:  # a kernel without IPv6
+        addresses = ""
+    for line in addresses.splitlines():
         digits = line.split()[0] if line.strip() else ""
         if len(digits) == 32:
             found.append(ipaddress.IPv6Network(int(digits, 16)))
     return found
 
 
-def _read(path: Path) -> str:
-    try:
-        return path.read_text()
-    except FileNotFoundError:  # a kernel without IPv6
-        return ""
-
-
 def host_filter() -> Filter:
-    """This host's own addresses and slirp's gateway refused."""
-    return Filter(refused=(*host_networks(), ipaddress.IPv4Network(SLIRP_GATEWAY)))
+    """This host's own addresses, those every host answers, and slirp's gateway refused."""
+    always = [ipaddress.ip_network(network) for network in (*_ALWAYS_HOST, SLIRP_GATEWAY)]
+    return Filter(refused=(*host_networks(), *always))
 
 
 def ruleset(rules: Filter) -> str:
