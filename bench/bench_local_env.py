@@ -1,9 +1,11 @@
-"""Overhead of the local Harbor environment: per trial (start + one command + stop) and per command,
-each against the same command run bare as a subprocess, alternating the two so both see the same
+"""Overhead of the local Harbor environment: per trial (start + one command + stop), per command, and per
+verifier phase (a command, then the /tests upload that ends every process of the sandbox and starts a fresh
+holder), each against the same command run bare as a subprocess, alternating the two so both see the same
 machine load. Medians of several repetitions; prints a table.
 
-Targets: <= 1 s of overhead per trial, <= 10 ms per command. Run: .venv/bin/python bench/bench_local_env.py
-(`--disk host` without the sandbox's disk image, to see what the image costs).
+Targets: <= 1 s of overhead per trial, <= 10 ms per command, <= 250 ms per verifier phase.
+Run: .venv/bin/python bench/bench_local_env.py (`--disk host` without the sandbox's disk image, to see what the image
+costs).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from rich.table import Table
 COMMAND = "true"
 TRIAL_TARGET_MS = 1000.0
 COMMAND_TARGET_MS = 10.0
+PHASE_TARGET_MS = 250.0
 
 
 def make_environment(work: Path, index: int, disk: str = "image"):
@@ -95,6 +98,15 @@ async def measure(trials: int, commands: int, progress: Progress, disk: str = "i
                 await environment.exec(COMMAND)
 
             exec_ms, exec_bare_ms = await interleaved(one_command, commands, progress, "commands in the sandbox")
+            tests = work / "tests"
+            tests.mkdir()
+            (tests / "test.sh").write_text("true\n")
+
+            async def one_phase() -> None:
+                await environment.exec(COMMAND)  # something ran: the upload ends the phase
+                await environment.upload_dir(tests, "/tests")
+
+            phase_ms, phase_bare_ms = await interleaved(one_phase, trials, progress, "verifier phases")
         finally:
             await environment.stop(delete=True)
     return {
@@ -102,6 +114,8 @@ async def measure(trials: int, commands: int, progress: Progress, disk: str = "i
         "trial_bare": statistics.median(trial_bare_ms),
         "exec": statistics.median(exec_ms),
         "exec_bare": statistics.median(exec_bare_ms),
+        "phase": statistics.median(phase_ms),
+        "phase_bare": statistics.median(phase_bare_ms),
     }
 
 
@@ -114,6 +128,7 @@ def report(medians: dict[str, float], trials: int, commands: int, disk: str = "i
     rows = [
         ("per trial: start + 1 command + stop", medians["trial"], medians["trial_bare"], TRIAL_TARGET_MS),
         ("per command", medians["exec"], medians["exec_bare"], COMMAND_TARGET_MS),
+        ("per verifier phase: 1 command + /tests upload", medians["phase"], medians["phase_bare"], PHASE_TARGET_MS),
     ]
     for label, value, bare, target in rows:
         overhead = value - bare

@@ -136,13 +136,15 @@ def host_address() -> str:
 
 
 class LoopbackServer:
-    """A TCP server on the host's 127.0.0.1 (or `host`) that counts connections; with `meet`, it answers "go"
-    to each group of `meet` clients only once all of them are connected."""
+    """A TCP server on the host's 127.0.0.1 (or `host`, or an already listening socket: `listener`) that counts
+    connections; with `meet`, it answers "go" to each group of `meet` clients only once all of them are connected."""
 
-    def __init__(self, meet: int | None = None, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self, meet: int | None = None, host: str = "127.0.0.1", listener: socket.socket | None = None
+    ) -> None:
         self._meet = meet
-        self.host = host
-        self._socket = socket.create_server((host, 0))
+        self._socket = listener or socket.create_server((host, 0))
+        self.host = self._socket.getsockname()[0]
         self._socket.settimeout(0.2)
         self.port: int = self._socket.getsockname()[1]
         self.connections = 0

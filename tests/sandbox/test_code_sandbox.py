@@ -129,6 +129,33 @@ def test_network_signals_and_host_writes_are_denied(mode: str, tmp_path: Path) -
     assert not target.exists()
 
 
+def _tree(pid: int) -> list[int]:
+    """pid and every process below it."""
+    found, queue = [], [pid]
+    while queue:
+        current = queue.pop()
+        found.append(current)
+        with open(f"/proc/{current}/task/{current}/children") as children:
+            queue += [int(child) for child in children.read().split()]
+    return found
+
+
+def test_no_process_of_the_sandbox_has_the_hosts_environment(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """bwrap's init (pid 1 inside) is readable by code running as the same user; it must not carry the verifier's
+    variables (the judge's API key), nor may any other process of the sandbox."""
+    decoy = f"sk-ptb-decoy-{os.getpid()}-{id(mode)}"
+    monkeypatch.setenv("OPENAI_API_KEY", decoy)
+    with SandboxedFunction("def f():\n    return 1\n", "f", SandboxLimits()) as function:
+        assert function() == 1
+        assert function._process is not None
+        environs = {}
+        for pid in _tree(function._process.pid):
+            with open(f"/proc/{pid}/environ", "rb") as environ:
+                environs[pid] = environ.read()
+    assert len(environs) >= (3 if mode == "bwrap" else 1)  # bwrap, its init, the interpreter
+    assert [pid for pid, environ in environs.items() if decoy.encode() in environ] == []
+
+
 # The landlock mode's own walls (bwrap instead gives the code its own pid, network and mount namespaces).
 LANDLOCK_WALLS = '''
 import os, socket

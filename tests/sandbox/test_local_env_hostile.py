@@ -33,7 +33,7 @@ def trap_job(tmp_path_factory, harbor_job):
     (trap / "victim.txt").write_text(VICTIM)
     (trap / "forged.json").write_text(json.dumps({"reward": 1}))
     results = harbor_job(
-        base / "jobs", ["logtrap", "prewrite"], sandbox_dir=base / "sandboxes", env={"HOST_TRAP": str(trap)}
+        base / "jobs", ["logtrap", "prewrite", "linger"], sandbox_dir=base / "sandboxes", env={"HOST_TRAP": str(trap)}
     )
     return SimpleNamespace(results={name: trials[0] for name, trials in results.items()}, trap=trap, jobs=base / "jobs")
 
@@ -54,6 +54,39 @@ def test_a_reward_written_by_the_agent_before_the_verifier_is_discarded(trap_job
     result = trap_job.results["prewrite"]
     assert result.verifier_result is not None, result.exception_info
     assert result.verifier_result.rewards == {"reward": 0}
+
+
+def test_a_process_the_agent_left_running_cannot_rewrite_the_reward(trap_job):
+    result = trap_job.results["linger"]
+    assert result.verifier_result is not None, result.exception_info
+    assert result.verifier_result.rewards == {"reward": 0}
+
+
+def test_the_verifier_phase_starts_with_no_process_of_the_agent_and_empty_logs(tmp_path, loopback_server):
+    """Uploading /tests (the verifier is next) ends every process of the agent's phase, setsid'd ones and
+    children of the sandbox's init included, and empties /logs/verifier; forwarded ports still work after it."""
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "test.sh").write_text("echo 0 > /logs/verifier/reward.txt\n")
+    left = ("mkdir -p /logs/verifier && echo 1 > /logs/verifier/reward.txt; "
+            "setsid nohup sleep 600 </dev/null >/dev/null 2>&1 & "
+            "(nohup sleep 600 </dev/null >/dev/null 2>&1 &) ; sleep 600 </dev/null >/dev/null 2>&1 & echo started")
+    listing = "for p in /proc/[0-9]*; do [ \"$(cat $p/comm)\" = sleep ] && echo ${p#/proc/}; done; ls -A /logs/verifier"
+
+    with loopback_server(meet=1) as forwarded:
+        async def scenario(sandbox: LocalEnvironment):
+            await sandbox.exec(left)
+            before = (await sandbox.exec(listing)).stdout.split()
+            await sandbox.upload_dir(tests, "/tests")
+            after = (await sandbox.exec(listing)).stdout.split()
+            reach = f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {forwarded.port}), 5)\""
+            return before, after, (await sandbox.exec(reach)).return_code, await sandbox.exec("cat /tests/test.sh")
+
+        before, after, reached, uploaded = in_env(make_env(tmp_path, forward_ports=str(forwarded.port)), scenario)
+    assert len(before) == 5 and before[-1] == "reward.txt"  # pid 2 (the holder's sleep), the agent's three
+    assert after == ["2"]  # a fresh holder's sleep only; nothing in /logs/verifier
+    assert reached == 0 and forwarded.connections == 1
+    assert uploaded.stdout.startswith("echo 0")
 
 
 def test_no_planted_link_reaches_the_job_dir(trap_job):

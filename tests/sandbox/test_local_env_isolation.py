@@ -4,8 +4,9 @@ seccomp profile, and a holder (pid 1 and 2 inside) without host files or extra c
 from __future__ import annotations
 
 import errno
+import json
 import platform
-import socket
+import secrets
 import subprocess
 import sys
 import uuid
@@ -74,51 +75,55 @@ def test_no_new_namespaces_keyrings_or_bpf_inside(tmp_path, user):
     }
 
 
-def test_public_network_reaches_out_but_not_the_host_loopback(tmp_path, loopback_server, host_ip):
-    abstract_name = f"ptb-isolation-{uuid.uuid4().hex}"
-    abstract = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    abstract.bind("\0" + abstract_name)
-    abstract.listen()
-    with socket.socket() as spare:  # a port free on the host's loopback, for the sandbox to listen on
-        spare.bind(("127.0.0.1", 0))
-        inner_port = spare.getsockname()[1]
-    probe = f"""python3 - <<'EOF'
-import socket
-def attempt(family, address):
-    with socket.socket(family, socket.SOCK_STREAM) as client:
-        client.settimeout(5)
+# Looks for the decoys (hex-encoded: the command line must not carry them) in every process's environ and cmdline
+# and in every file the sandbox can write; prints the hits and the pids it read.
+FIND_DECOYS = """python3 - <<'EOF'
+import json, os
+needles = [bytes.fromhex(code) for code in NEEDLES]
+hits, read = [], []
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    for name in ("environ", "cmdline"):
         try:
-            client.connect(address)
-            return "connected"
+            with open(f"/proc/{pid}/{name}", "rb") as source:
+                data = source.read()
         except OSError as error:
-            return type(error).__name__
-print(attempt(socket.AF_INET, ("127.0.0.1", {{loopback}})))
-print(attempt(socket.AF_INET, ("10.0.2.2", {{loopback}})))
-print(attempt(socket.AF_UNIX, "\\0{abstract_name}"))
-print(attempt(socket.AF_INET, ("{host_ip}", {{outside}})))
+            hits.append(f"/proc/{pid}/{name}: {error}")  # a process hidden from the scan is no proof
+            continue
+        read.append(int(pid))
+        hits += [f"/proc/{pid}/{name}" for needle in needles if needle in data]
+for top in ("/app", "/tmp", "/root", "/home", "/run", "/var", "/logs", "/dev/shm", "/etc/profile.d"):
+    for parent, _, files in os.walk(top):
+        for name in files:
+            path = os.path.join(parent, name)
+            if os.path.isfile(path) and not os.path.islink(path):
+                with open(path, "rb") as source:
+                    data = source.read()
+                hits += [path for needle in needles if needle in data]
+print(json.dumps({"hits": hits, "pids": sorted(set(read))}))
 EOF"""
-    listen = f"""nohup python3 -c "import socket, time; server = socket.create_server(('127.0.0.1', {inner_port}))
-open('/tmp/listening', 'w').close(); time.sleep(600)" >/dev/null 2>&1 &
-for i in $(seq 100); do [ -e /tmp/listening ] && exit 0; sleep 0.05; done; exit 1"""
 
-    async def scenario(env):
-        await ok(env, listen)
-        with socket.socket() as client:
-            client.settimeout(5)
-            host_sees_it = client.connect_ex(("127.0.0.1", inner_port)) == 0
-        with loopback_server() as local, loopback_server(host=host_ip) as outside:
-            lines = (await ok(env, probe.format(loopback=local.port, outside=outside.port))).split()
-        return host_sees_it, lines, local.connections, outside.connections
 
-    try:
-        host_sees_it, lines, local_connections, outside_connections = in_env(make_env(tmp_path), scenario)
-    finally:
-        abstract.close()
-    assert not host_sees_it  # the sandbox's 127.0.0.1 is its own
-    assert lines[0] == lines[2] == "ConnectionRefusedError"  # the sandbox's own loopback; no such abstract socket
-    assert lines[1] != "connected"  # slirp's gateway does not lead to the host's loopback
-    assert local_connections == 0
-    assert lines[3] == "connected" and outside_connections == 1
+def test_no_host_variable_reaches_any_process_or_file_inside(tmp_path, monkeypatch, loopback_server):
+    """The operator's secrets (an API key, the held-out seed) are in ptbench's environment; not one process of the
+    sandbox (its init and first child, commands, the port forwarder) nor a file in it carries them."""
+    key, seed = f"sk-ptb-decoy-{uuid.uuid4().hex}", str(secrets.randbits(62))
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    monkeypatch.setenv("PTBENCH_HELDOUT_SEED", seed)
+    needles = [key.encode().hex(), f"PTBENCH_HELDOUT_SEED={seed}".encode().hex()]
+
+    with loopback_server() as forwarded:
+        async def scenario(env):
+            await ok(env, "nohup sleep 600 >/dev/null 2>&1 &")
+            found = json.loads(await ok(env, FIND_DECOYS.replace("NEEDLES", repr(needles))))
+            slirp = env._network._process.pid
+            with open(f"/proc/{slirp}/environ", "rb") as source:  # joined to the sandbox's network
+                slirp_environ = source.read()
+            return found, slirp_environ
+
+        found, slirp_environ = in_env(make_env(tmp_path, forward_ports=str(forwarded.port)), scenario)
+    assert found["hits"] == []
+    assert {1, 2} <= set(found["pids"]) and len(found["pids"]) >= 5  # init, its child, forwarder, sleep, the scan
+    assert key.encode() not in slirp_environ and seed.encode() not in slirp_environ
 
 
 def test_public_network_has_its_own_namespace_with_dns(tmp_path):

@@ -102,14 +102,14 @@ def test_environment_roots_are_removed(oracle_job):
     assert not oracle_job.sandbox_dir.exists() or list(oracle_job.sandbox_dir.iterdir()) == []
 
 
-def test_four_trials_run_at_once(tmp_path, harbor_job, loopback_server, host_ip):
-    # On the host's own address: `public` sandboxes reach it through slirp4netns, but not its loopback.
-    with loopback_server(meet=4, host=host_ip) as rendezvous:
+def test_four_trials_run_at_once(tmp_path, harbor_job, loopback_server, peer):
+    # On another machine (a peer namespace): `public` sandboxes reach it through slirp4netns, never this host.
+    with loopback_server(meet=4, listener=peer.listener()) as rendezvous:
         results = harbor_job(
             tmp_path / "jobs",
             ["rendezvous"],
             sandbox_dir=tmp_path / "sandboxes",
-            env={"RDV_HOST": host_ip, "RDV_PORT": str(rendezvous.port)},
+            env={"RDV_HOST": peer.address, "RDV_PORT": str(rendezvous.port)},
             n_attempts=4,
             n_concurrent=4,
         )

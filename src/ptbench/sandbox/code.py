@@ -1,15 +1,14 @@
 """A local sandbox for hostile code: bubblewrap namespaces plus resource limits.
 
-The command runs with its own mount, pid, network, ipc and uts namespaces and a user namespace of
-its own, seeing read-only only the system's shared libraries (/lib, /usr/lib, ...) and the paths
-it is given, here the verifier's own base interpreter, its standard library and libpython: no
-/usr/local, no venv, and every site-packages or dist-packages dir in sight masked by an empty
-read-only tmpfs. A size-capped private tmpfs is its only writable place; the environment is
-cleared; rlimits cap address space, CPU time, processes, file size and open files (set by prlimit
-inside the user namespace, so the process count is the sandbox's own). Run as root, bwrap mounts
-with root's rights (the interpreter may live under /root), then the command drops to `nobody`
-(root ignores the process limit) in a new user namespace. Killing the returned process kills
-everything inside.
+The command runs with its own mount, pid, network, ipc and uts namespaces and a user namespace of its own,
+seeing read-only only the system's shared libraries (/lib, /usr/lib, ...) and the paths it is given, here
+the verifier's own base interpreter, its standard library and libpython: no /usr/local, no venv, and every
+site-packages or dist-packages dir in sight masked by an empty read-only tmpfs. A size-capped private tmpfs
+is its only writable place; bwrap itself starts with an empty environment (its init's environ is readable
+inside); rlimits cap address space, CPU time, processes, file size and open files (set by prlimit inside the
+user namespace, so the process count is the sandbox's own). Run as root, bwrap mounts with root's rights
+(the interpreter may live under /root), then the command drops to `nobody` (root ignores the process limit)
+in a new user namespace. Killing the returned process kills everything inside.
 
 That is the `bwrap` mode. Where bwrap cannot start (inside our local environment or a Docker
 container, whose seccomp filters deny new namespaces and mounts), the `landlock` mode runs the same
@@ -157,10 +156,11 @@ def _landlock_rules() -> tuple[tuple[str, int], ...]:
 
 @dataclass
 class Launch:
-    """How to start one sandboxed interpreter; `scratch` (landlock mode) is removed by `cleanup()`."""
+    """How to start one sandboxed interpreter; `scratch` (landlock mode) is removed by `cleanup()`. `env` is all of
+    its environment: bwrap's init (pid 1 inside) keeps what bwrap was started with, readable by the same user."""
 
     argv: list[str]
-    env: dict[str, str] | None = None
+    env: dict[str, str] = field(default_factory=dict)
     cwd: str | None = None
     scratch: str | None = field(default=None)
 

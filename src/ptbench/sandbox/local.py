@@ -62,7 +62,7 @@ from ptbench.sandbox.layout import (
     read_only_binds,
 )
 from ptbench.sandbox.limits import EnforcedLimits, enforced_controllers, task_limits
-from ptbench.sandbox.network import SlirpNetwork
+from ptbench.sandbox.network import SlirpNetwork, filter_tool
 from ptbench.sandbox.notes import note_ignored_installs
 from ptbench.sandbox.process import Holder, run_command
 from ptbench.sandbox.roots import EnvDir, base_dir, sweep_stale
@@ -128,6 +128,8 @@ class LocalEnvironment(BaseEnvironment):
             task_env_config=task_env_config,
             **kwargs,
         )
+        if not self._network_disabled:
+            filter_tool()  # a public sandbox without its packet filter would reach the host's own addresses
         self._workdir = task_env_config.workdir or self._image.workdir
         self._persistent_env = {**self._image.env, **self._persistent_env}  # the task's and job's variables win
         # Harbor's log mounts (sources in the trial dir) are never bound: a host dir the sandbox can write is a
@@ -158,6 +160,8 @@ class LocalEnvironment(BaseEnvironment):
         self._paths: sandbox_files.PathMap | None = None
         self._claimed_uids: set[int] = set()
         self._spawner: Spawner | None = None  # the confined thread that starts every command
+        self._holder_binds: list[Bind] = []
+        self._fresh = False  # no command has run since the holder started (then no process of the agent is left)
         # CPU and memory as Harbor resolves them (limit mode unless ignored), checked against what the host has.
         self._limits = task_limits(
             memory_mb=self._resource_limit_value("memory", auto_mode=ResourceMode.LIMIT),
@@ -219,7 +223,6 @@ class LocalEnvironment(BaseEnvironment):
         seccomp = sandbox_seccomp.program()
         await asyncio.to_thread(sweep_stale, self._sandbox_base)
         env_dir = await asyncio.to_thread(EnvDir, self._sandbox_base, self.session_id)
-        gpu_nodes = self._gpu_nodes if self._effective_gpus > 0 else []
         binds = self._binds
         try:
             if disk_tools is not None:
@@ -235,32 +238,13 @@ class LocalEnvironment(BaseEnvironment):
             # into the root alone, before any mount: what lands under a mount is hidden by it, as in Docker
             await asyncio.to_thread(copy_into, sandbox_files.PathMap(env_dir.root, []), self._image.copies)
             self._enforced = enforced = await asyncio.to_thread(EnforcedLimits.create, env_dir.path.name, self._limits)
-            self._holder = await Holder.start(
-                lambda info_fd, seccomp_fd: holder_command(
-                    tools, env_dir.root, binds, gpu_nodes, info_fd,
-                    seccomp_fd=seccomp_fd, caps=capability_set(),
-                    shm_bytes=self._limits.shm_bytes,
-                ),
-                READY,
-                env_dir.holder_log,
-                _chain(enforced.spawn_step, HolderBoundingSet(capability_set())),
-                seccomp_program=seccomp,
-            )
             # Commands get the seccomp filter (and on cgroup v1 the cgroups) from their spawner thread; the
             # holder gets the filter from bwrap, which needs the denied syscalls to build the sandbox.
             thread_steps = [enforced.join] if enforced.joins_by_thread else []
             self._spawner = Spawner(self.session_id, [*thread_steps, sandbox_seccomp.installer()])
             await self._spawner.ready()
-            if not self._network_disabled:
-                self._network = await SlirpNetwork.start(
-                    tools.slirp4netns, self._holder.child_pid, env_dir.path / "network.log"
-                )
-            self._env_dir, self._tools = env_dir, tools
-            if self._relay is not None:
-                forwarder = await self.exec(self._relay.command(), user="root", timeout_sec=60)
-                if forwarder.return_code != 0:
-                    raise RuntimeError(f"could not forward ports {self._forward_ports} into the sandbox: "
-                                       f"{(forwarder.stderr or forwarder.stdout or '').strip()[-300:]}")
+            self._env_dir, self._tools, self._holder_binds = env_dir, tools, binds
+            await self._start_holder(seccomp)
         except BaseException:
             await self._stop_processes()
             await self._release_limits()
@@ -274,6 +258,43 @@ class LocalEnvironment(BaseEnvironment):
         note_ignored_installs(self.environment_dir / "Dockerfile", self.trial_paths.trial_dir, self.environment_name,
                               self.logger)
         await self._upload_environment_dir_after_start()
+
+    async def _start_holder(self, seccomp: bytes) -> None:
+        """The sandbox's processes on its root: the holder (fresh pid, ipc, uts and network namespaces), the
+        network of a public sandbox, the forwarder of forwarded ports."""
+        env_dir, tools, enforced = self._env_dir, self._tools, self._enforced
+        assert env_dir is not None and tools is not None and enforced is not None
+        gpu_nodes = self._gpu_nodes if self._effective_gpus > 0 else []
+        self._holder = await Holder.start(
+            lambda info_fd, seccomp_fd: holder_command(
+                tools, env_dir.root, self._holder_binds, gpu_nodes, info_fd,
+                seccomp_fd=seccomp_fd, caps=capability_set(),
+                shm_bytes=self._limits.shm_bytes,
+            ),
+            READY,
+            env_dir.holder_log,
+            _chain(enforced.spawn_step, HolderBoundingSet(capability_set())),
+            seccomp_program=seccomp,
+        )
+        if not self._network_disabled:
+            self._network = await SlirpNetwork.start(tools, self._holder.child_pid, env_dir.path / "network.log")
+        if self._relay is not None:
+            forwarder = await self.exec(self._relay.command(), user="root", timeout_sec=60)
+            if forwarder.return_code != 0:
+                raise RuntimeError(f"could not forward ports {self._forward_ports} into the sandbox: "
+                                   f"{(forwarder.stderr or forwarder.stdout or '').strip()[-300:]}")
+        self._fresh = True
+
+    async def _end_agent_phase(self) -> None:
+        """Before the verifier: end every process of the sandbox (its pid namespace ends with its init, and is
+        waited for), then start a fresh holder on the same root. Files stay; /dev/shm (the holder's) starts empty."""
+        holder, self._holder = self._holder, None
+        network, self._network = self._network, None
+        assert holder is not None  # upload_dir checked that it runs
+        ended, *_ = await asyncio.gather(holder.stop(), *([network.stop()] if network is not None else []))
+        if not ended:
+            raise RuntimeError(f"the processes of {self.session_id}'s agent phase did not end")
+        await self._start_holder(sandbox_seccomp.program())
 
     async def stop(self, delete: bool) -> None:
         """Kill every process of the sandbox; remove its root when delete, else keep it for inspection."""
@@ -300,6 +321,7 @@ class LocalEnvironment(BaseEnvironment):
         if self._holder is None or self._tools is None:
             raise RuntimeError(f"the local environment {self.session_id} is not running")
         self._check_alive()
+        self._fresh = False
         named = self._resolve_user(user)
         who = self._image.users.resolve(self._image.user if named is None else named)  # the Dockerfile's USER
         if not who.is_root and who.uid not in self._claimed_uids:
@@ -378,11 +400,15 @@ class LocalEnvironment(BaseEnvironment):
     async def upload_dir(self, source_dir: Path | str, target_dir: str) -> None:
         """Copy a host dir's contents into a sandbox dir.
 
-        Harbor uploads the tests just before the verifier runs; in a shared environment the agent may have
-        written the verifier's log dir already (a reward.json of its own), so that dir is emptied first."""
+        Harbor uploads the tests just before the verifier runs. In a shared environment the agent's processes
+        would still run beside it, and the agent may have written the verifier's log dir already (a reward.json of
+        its own): every process of the sandbox is ended first (unless none ran since it started), then that dir is
+        emptied."""
         paths = self._require_paths()
         target = paths.locate(target_dir)
         if target.env_path.rstrip("/") == str(EnvironmentPaths.tests_dir):
+            if not self._fresh:
+                await self._end_agent_phase()
             await asyncio.to_thread(sandbox_files.empty_dir, paths.locate(str(EnvironmentPaths.verifier_dir)))
         await asyncio.to_thread(sandbox_files.upload_dir, Path(source_dir), target)
 

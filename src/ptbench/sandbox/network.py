@@ -6,7 +6,8 @@ traffic through ordinary sockets of the host. With `--disable-host-loopback` the
 the host's 127.0.0.1, and the sandbox's own 127.0.0.1 is its own loopback, so no service listening on
 the host's loopback is reachable, and nothing the sandbox listens on appears there. Abstract unix
 sockets belong to a network namespace, so the host's (and other sandboxes') are out of reach too.
-Addresses of the host's other interfaces are reachable, as from a Docker container.
+The host's other addresses are refused by the sandbox's packet filter (`firewall.py`), loaded before
+slirp4netns attaches; other machines are reachable, as from a Docker container.
 
 DNS: /etc is the host's, read-only, so the sandbox uses the host's resolv.conf. Its nameservers are
 reached through slirp like any other address, which works when they are not loopback addresses
@@ -24,12 +25,20 @@ import os
 import signal
 from pathlib import Path
 
-from ptbench.sandbox.spawn import settle
+from ptbench.sandbox import firewall
+from ptbench.sandbox.host import HostTools, find_program
+from ptbench.sandbox.spawn import readable
 
 # The largest MTU slirp4netns takes: fewer, bigger packets through the relay.
 SLIRP_OPTIONS = ("--configure", "--mtu=65520", "--disable-host-loopback", "--enable-sandbox", "--enable-seccomp")
 TAP_DEVICE = "tap0"
 READY_TIMEOUT_SEC = 30.0
+
+
+def filter_tool() -> str:
+    """nft, which a `public` sandbox needs for its packet filter (to refuse the host's own addresses); a one-line
+    SandboxUnavailableError naming the package when missing."""
+    return find_program("nft", "a public sandbox")
 
 
 class SlirpNetwork:
@@ -40,11 +49,13 @@ class SlirpNetwork:
         self._exit_fd = exit_fd
 
     @classmethod
-    async def start(cls, slirp4netns: str, pid: int, log_path: Path) -> SlirpNetwork:
-        """Attach slirp4netns to the network namespace of host pid `pid`; return once the tap device is up."""
+    async def start(cls, tools: HostTools, pid: int, log_path: Path) -> SlirpNetwork:
+        """Load the packet filter into the network namespace of host pid `pid`, then attach slirp4netns to it;
+        return once the tap device is up."""
+        await firewall.load(tools.nsenter, filter_tool(), pid, firewall.host_filter())
         ready_read, ready_write = os.pipe()
         exit_read, exit_write = os.pipe()  # we hold the write end: our death is slirp's exit signal
-        argv = [slirp4netns, *SLIRP_OPTIONS, f"--ready-fd={ready_write}", f"--exit-fd={exit_read}"]
+        argv = [tools.slirp4netns, *SLIRP_OPTIONS, f"--ready-fd={ready_write}", f"--exit-fd={exit_read}"]
         argv += [str(pid), TAP_DEVICE]
         try:
             with open(log_path, "wb") as log:
@@ -53,6 +64,7 @@ class SlirpNetwork:
                     stdin=asyncio.subprocess.DEVNULL,
                     stdout=log,
                     stderr=log,
+                    env={},
                     pass_fds=(ready_write, exit_read),
                     start_new_session=True,
                 )
@@ -93,11 +105,5 @@ class SlirpNetwork:
 
 async def _read_byte(fd: int) -> bytes:
     """One byte from a pipe without blocking the event loop (b"" at end of file)."""
-    loop = asyncio.get_running_loop()
-    readable: asyncio.Future[None] = loop.create_future()
-    loop.add_reader(fd, settle, readable)
-    try:
-        await readable
-    finally:
-        loop.remove_reader(fd)
+    await readable(fd)
     return os.read(fd, 1)

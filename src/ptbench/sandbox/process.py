@@ -1,6 +1,8 @@
 """Processes of the sandbox: the long-lived holder, and commands run to completion or killed as a whole.
 
-A command is started in a new session, so its process group is the nsenter process's pid. On a
+The holder starts from an empty environment (PATH only): its processes are the sandbox's pid 1 and 2, whose
+environ anyone inside can read. Stopping it ends its pid namespace, and `stop` returns once every process in
+it is gone. A command is started in a new session, so its process group is the nsenter process's pid. On a
 timeout or an asyncio cancellation the group and every descendant found through /proc (which also
 catches children that called setsid) are stopped, then killed, before the call returns.
 """
@@ -17,7 +19,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ptbench.sandbox.spawn import Preexec, SpawnedCommand, Spawner
+from ptbench.sandbox.exec import DEFAULT_PATH
+from ptbench.sandbox.spawn import Preexec, SpawnedCommand, Spawner, readable
 
 OutputSink = Callable[[str, str], Awaitable[None]]
 # After a command exits, how long to keep reading output that background processes it left behind
@@ -27,6 +30,8 @@ _READ_CHUNK = 65536
 # What one command's stdout or stderr may keep in memory (Harbor holds exec results whole).
 OUTPUT_HEAD_BYTES = 8 << 20
 OUTPUT_TAIL_BYTES = 1 << 20
+# How long the kernel may take to end every process of a killed sandbox (each is SIGKILLed at once).
+_END_TIMEOUT_SEC = 60.0
 
 
 class CommandTimeoutError(RuntimeError):
@@ -48,6 +53,7 @@ class Holder:
     def __init__(self, process: asyncio.subprocess.Process, child_pid: int) -> None:
         self._process = process
         self.child_pid = child_pid
+        self._pidfd = -1  # of child_pid, the sandbox's init: readable once every process inside has ended
 
     @classmethod
     async def start(
@@ -75,6 +81,7 @@ class Holder:
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=output_write,
                 stderr=output_write,
+                env={"PATH": DEFAULT_PATH},
                 pass_fds=(info_write, filter_fd),
                 start_new_session=True,
                 preexec_fn=preexec,
@@ -102,6 +109,11 @@ class Holder:
             await holder.stop()
             raise
         holder.child_pid = int(json.loads(info)["child-pid"])
+        # bwrap, its parent, is alive and has not reaped it: the pid is still the sandbox's init.
+        holder._pidfd = os.pidfd_open(holder.child_pid)
+        if not holder.is_alive():
+            await holder.stop()
+            raise RuntimeError("the sandbox's first process died as it started")
         return holder
 
     def is_alive(self) -> bool:
@@ -115,13 +127,26 @@ class Holder:
             return False
         return state not in (b"Z", b"X")
 
-    async def stop(self) -> None:
+    async def stop(self) -> bool:
         """Kill bwrap's process group: bwrap and the sandbox's first process, whose death ends its pid namespace.
+        Returns whether every process of the sandbox is known to be gone (False only if that took too long).
 
-        The group, not just bwrap: a sandbox process that bwrap leaves mid-setup never learns of bwrap's death."""
+        The group, not just bwrap: a sandbox process that bwrap leaves mid-setup never learns of bwrap's death.
+        The kernel reports the init's exit only after every other process of its namespace has exited."""
         if self._process.returncode is None:
             _signal_group(self._process.pid, signal.SIGKILL)
         await self._process.wait()
+        pidfd, self._pidfd = self._pidfd, -1
+        if pidfd < 0:
+            return True
+        try:
+            async with asyncio.timeout(_END_TIMEOUT_SEC):
+                await readable(pidfd)
+        except TimeoutError:
+            return False
+        finally:
+            os.close(pidfd)
+        return True
 
 
 def _read_all(fd: int) -> bytes:

@@ -74,10 +74,21 @@ def _same(protocol: asyncio.StreamReaderProtocol) -> asyncio.StreamReaderProtoco
     return protocol
 
 
-def settle(future: asyncio.Future[None]) -> None:
+def _settle(future: asyncio.Future[None]) -> None:
     """Resolve a readiness future once (the fd may be reported ready more than once)."""
     if not future.done():
         future.set_result(None)
+
+
+async def readable(fd: int) -> None:
+    """Wait in the event loop until fd is readable (a pipe with data or at its end, a pidfd whose process exited)."""
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Future[None] = loop.create_future()
+    loop.add_reader(fd, _settle, ready)
+    try:
+        await ready
+    finally:
+        loop.remove_reader(fd)
 
 
 class SpawnedCommand:
@@ -122,16 +133,10 @@ class SpawnedCommand:
         """Wait for the process to exit (a pidfd in the event loop, no thread per command) and reap it."""
         if self._process.returncode is not None:
             return self._process.returncode
-        loop = asyncio.get_running_loop()
-        exited: asyncio.Future[None] = loop.create_future()
         pidfd = os.pidfd_open(self.pid)  # never reaped by anyone else: even a zombie has its pid still
         try:
-            loop.add_reader(pidfd, settle, exited)
-            try:
-                if self._process.poll() is None:
-                    await exited
-            finally:
-                loop.remove_reader(pidfd)
+            if self._process.poll() is None:
+                await readable(pidfd)
         finally:
             os.close(pidfd)
         with contextlib.suppress(ChildProcessError):
