@@ -32,7 +32,8 @@ class HostTools:
 # The Debian package of every host program a sandbox is built from (named in the error when one is missing).
 PACKAGES = {
     "bwrap": "bubblewrap", "nsenter": "util-linux", "setpriv": "util-linux", "unshare": "util-linux",
-    "prlimit": "util-linux", "bash": "bash", "slirp4netns": "slirp4netns", "mkfs.ext4": "e2fsprogs", "nft": "nftables", "mount": "mount",
+    "prlimit": "util-linux", "bash": "bash", "slirp4netns": "slirp4netns", "mkfs.ext4": "e2fsprogs",
+    "nft": "nftables", "mount": "mount",
 }
 
 
