@@ -8,7 +8,8 @@ bound read-only, comma-separated or a list), `pids_limit`, and `max_download_fil
 sandbox reaches at the same port of its own 127.0.0.1, e.g. a model API; see forward.py), `forward_tasks` and
 `mount_tasks` (a port, a mount target -> the task dirs whose trials get it; the others do not). The task's Dockerfile
 is ignored (except its WORKDIR); the sandbox offers the host's /usr, /etc, /opt, ptbench's own Python environment
-and the agent CLIs of `ptbench agents install` (on PATH), read-only.
+and the agent CLIs of `ptbench agents install` (on PATH), read-only, less the benchmark test data packages ship
+(hidden from every environment but a separate verifier's: masks.py).
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ from ptbench.sandbox.layout import (
     read_only_binds,
 )
 from ptbench.sandbox.limits import EnforcedLimits, enforced_controllers, task_limits
+from ptbench.sandbox.masks import data_masks, is_separate_verifier
 from ptbench.sandbox.network import SlirpNetwork
 from ptbench.sandbox.notes import note_ignored_installs
 from ptbench.sandbox.process import Holder, run_command
@@ -206,6 +208,8 @@ class LocalEnvironment(BaseEnvironment):
         gpu_nodes = self._gpu_nodes if self._effective_gpus > 0 else []
         binds = self._binds
         try:
+            if not is_separate_verifier(self.session_id, self.trial_paths.trial_dir):  # the agent's: see masks.py
+                binds = [*binds, *data_masks(env_dir.path, binds)]
             if self._forward_ports:
                 self._relay = HostRelay(env_dir.path / "forward", self._forward_ports)
                 await self._relay.start()
