@@ -199,7 +199,8 @@ def test_healthcheck_installs_task_json_and_stamp(exported: Path, tmp_path: Path
 
 @pytest.mark.parametrize("case", ["no-verify", "verify-fails", "verify-ok"])
 def test_test_sh_always_leaves_a_valid_reward(exported: Path, tmp_path: Path, case: str):
-    """test.sh with a stand-in `ptbench` on PATH: a missing or failing verify still yields reward.json."""
+    """test.sh with a stand-in `ptbench` on PATH: a missing or failing verify still yields reward.json; verify runs
+    outside the agent's workspace (where test.sh starts), with no PYTHONPATH and no cwd on sys.path."""
     logs = tmp_path / "verifier"
     script = (exported / "gsm8k-tiny" / "tests" / "test.sh").read_text().replace("/logs/verifier", str(logs))
     bin_dir = tmp_path / "bin"
@@ -207,16 +208,21 @@ def test_test_sh_always_leaves_a_valid_reward(exported: Path, tmp_path: Path, ca
     body = {
         "no-verify": 'echo "No such command" >&2; exit 2',
         "verify-fails": '[ "$2" = --help ] && exit 0; echo partial > "$7/details.json"; exit 3',
-        "verify-ok": '[ "$2" = --help ] && exit 0; echo \'{"reward": 0.5}\' > "$7/reward.json"',
+        "verify-ok": '[ "$2" = --help ] && exit 0; echo \'{"reward": 0.5}\' > "$7/reward.json"; '
+                     'printf "%s\\n" "$PWD" "${PYTHONPATH-unset}" "${PYTHONSAFEPATH-}" > "$7/seen"',
     }[case]
     (bin_dir / "ptbench").write_text(f"#!/bin/bash\n{body}\n")
     (bin_dir / "ptbench").chmod(0o755)
-    result = subprocess.run(["bash", "-c", script], env={**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin"},
-                            capture_output=True, text=True, timeout=30)
+    app = tmp_path / "app"
+    app.mkdir()
+    result = subprocess.run(["bash", "-c", script], cwd=app, capture_output=True, text=True, timeout=30,
+                            env={**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin", "PYTHONPATH": str(app)})
     assert result.returncode == 0, result.stderr
     reward = json.loads((logs / "reward.json").read_text())
     if case == "verify-ok":
         assert reward == {"reward": 0.5} and not (logs / "details.json").exists()
+        cwd, pythonpath, safe_path = (logs / "seen").read_text().splitlines()
+        assert not Path(cwd).is_relative_to(app) and (pythonpath, safe_path) == ("unset", "1")
         return
     assert reward == {"reward": 0}
     details = VerifierFailure.model_validate_json((logs / "details.json").read_text())

@@ -50,6 +50,19 @@ def test_environments():
         jobs.resolve_environment("moon")
 
 
+def test_every_import_path_of_the_local_environment_is_the_local_environment():
+    """README and Harbor configs name `ptbench.harbor.local:...`, `--env local` names `ptbench.sandbox.local:...`:
+    one environment, one label, the same local treatment (preflight, tiny-model bind, forwarded ports)."""
+    from ptbench.run.labels import environment_label
+
+    for path in ("ptbench.harbor.local:LocalEnvironment", "ptbench.sandbox.local:LocalEnvironment"):
+        config = jobs.resolve_environment(path)
+        assert jobs.is_local(config) and environment_label(config) == "local", path
+    for path in ("ptbench.harbor.local:Nothing", "ptbench.nowhere:LocalEnvironment", "pkg.mod:LocalEnvironment"):
+        config = jobs.resolve_environment(path)
+        assert not jobs.is_local(config) and environment_label(config) == path, path
+
+
 @pytest.fixture
 def cached_tiny(tmp_path, monkeypatch):
     """A stand-in for the cached tiny model and its sibling (no build): ensure_tiny returns the model and records each

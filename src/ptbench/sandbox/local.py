@@ -11,7 +11,8 @@ sandbox reaches at the same port of its own 127.0.0.1, e.g. a model API; see for
 `mount_tasks` (a port, a mount target -> the task dirs whose trials get it; the others do not). Of the task's
 Dockerfile, WORKDIR, ENV, USER, COPY and the users it creates are honoured, RUN steps are not run, and what cannot be
 honoured is refused (image.py); the sandbox offers the host's /usr, /etc, /opt, ptbench's own Python environment
-and the agent CLIs of `ptbench agents install` (on PATH), read-only.
+and the agent CLIs of `ptbench agents install` (on PATH), read-only, less the benchmark test data packages ship
+(hidden from every environment but a separate verifier's: masks.py).
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ from ptbench.sandbox.layout import (
     read_only_binds,
 )
 from ptbench.sandbox.limits import EnforcedLimits, enforced_controllers, task_limits
+from ptbench.sandbox.masks import data_masks, is_separate_verifier
 from ptbench.sandbox.network import SlirpNetwork, filter_tool
 from ptbench.sandbox.notes import note_ignored_installs
 from ptbench.sandbox.process import Holder, run_command
@@ -225,6 +227,8 @@ class LocalEnvironment(BaseEnvironment):
         env_dir = await asyncio.to_thread(EnvDir, self._sandbox_base, self.session_id)
         binds = self._binds
         try:
+            if not is_separate_verifier(self.session_id, self.trial_paths.trial_dir):  # the agent's: see masks.py
+                binds = [*binds, *data_masks(env_dir.path, binds)]
             if disk_tools is not None:
                 await asyncio.to_thread(mount_disk, disk_tools, env_dir.path, env_dir.root, self._storage)
             if self._forward_ports:

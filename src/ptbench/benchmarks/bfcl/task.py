@@ -9,7 +9,6 @@ simple_python holds 400 items: test is simple_python_0..99, dev the other 300.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -27,6 +26,7 @@ from pydantic import ValidationError
 from ptbench.benchmarks.common import make_task
 from ptbench.benchmarks.definition import Generation
 from ptbench.errors import UserError, first_line
+from ptbench.packaged_data import package_dir
 
 CATEGORY = "simple_python"
 TEST_SIZE = 100
@@ -35,10 +35,10 @@ _TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 
 def shipped_data() -> Path:
     """The data directory inside the installed bfcl-eval wheel."""
-    spec = importlib.util.find_spec("bfcl_eval")
-    if spec is None or not spec.submodule_search_locations:
+    package = package_dir("bfcl_eval")
+    if package is None:
         raise UserError("the bfcl-eval package is not installed; pass --data-dir with the BFCL data files")
-    return Path(next(iter(spec.submodule_search_locations))) / "data"
+    return package / "data"
 
 
 def build_task(data_dir: Path | None, limit: int | None, split: str, generation: Generation) -> Task:

