@@ -83,7 +83,8 @@ def test_humaneval_verifier_works_inside_the_local_environment(tmp_path) -> None
         assert result.return_code == 0, (result.stdout, result.stderr)
         return json.loads(result.stdout.strip().splitlines()[-1])
 
-    report = in_env(make_env(tmp_path, network=NetworkMode.PUBLIC), scenario)
+    # as a trial's separate verifier: the agent's environments hide the packaged HumanEval data (masks.py)
+    report = in_env(make_env(tmp_path, network=NetworkMode.PUBLIC, session_id="trial__verifier"), scenario)
     print(report, file=sys.stderr)
     assert "does not work on this machine" in report["bwrap"]  # the wall the landlock mode is for
     assert report["mode"] == "landlock"

@@ -31,13 +31,14 @@ CAP_BITS = {"chown": 0, "dac_override": 1, "fowner": 3, "fsetid": 4, "kill": 5, 
             "setpcap": 8, "net_bind_service": 10, "net_raw": 13, "sys_chroot": 18, "audit_write": 29, "setfcap": 31}
 
 
-def make_env(tmp_path: Path, *, network: NetworkMode = NetworkMode.PUBLIC, **kwargs) -> LocalEnvironment:
+def make_env(tmp_path: Path, *, network: NetworkMode = NetworkMode.PUBLIC, session_id: str = "unit__env",
+             **kwargs) -> LocalEnvironment:
     trial_paths = TrialPaths(tmp_path / "trial")
     trial_paths.mkdir()
     return LocalEnvironment(
         environment_dir=tmp_path / "environment",
         environment_name="unit",
-        session_id="unit__env",
+        session_id=session_id,
         trial_paths=trial_paths,
         task_env_config=EnvironmentConfig(workdir="/app", network_mode=network),
         network_policy=NetworkPolicy(network_mode=network),
