@@ -36,6 +36,7 @@ class Proto:
 Result = dict[str, Any] | Proto
 Slices = Generator[None, None, Result]
 Work = Callable[[], Result | Slices]
+CLOSE_SECONDS = 60.0  # how long closing waits for the slice under way
 
 
 @dataclass
@@ -114,6 +115,7 @@ class Futures:
                 for job in queue:
                     job.cancelled = "the server is shutting down"
             self._wake.notify()
+        self._worker.join(CLOSE_SECONDS)
 
     def _run(self) -> None:
         while True:
