@@ -82,6 +82,19 @@ def test_each_trial_has_its_own_slots_released_with_its_session(trials) -> None:
     assert "model_id" in again.create_model(0).json()
 
 
+def test_a_trials_checkpoints_are_counted_against_it(trials, monkeypatch) -> None:
+    """What a trial saves on the host's disk is bounded per trial (here: one checkpoint's worth)."""
+    monkeypatch.setattr(limits, "MAX_CHECKPOINT_BYTES", 1)
+    saver, other = trials("127.0.8.10"), trials("127.0.8.11")
+    models = {}
+    for trial in (saver, other):  # each trial's first checkpoint
+        models[trial] = trial.create_model(0).json()["model_id"]
+        first = trial.result(trial.submit("save_weights", {"model_id": models[trial], "path": "a"})).json()
+        assert first["path"].endswith("/weights/a")
+    refused = saver.post("save_weights", {"model_id": models[saver], "path": "b"})
+    assert refused.status_code == 400 and "the most a client may store (1)" in refused.json()["error"]
+
+
 def test_a_session_without_heartbeat_ends(trials, monkeypatch) -> None:
     """A trial that died without closing its session: the session ends after SESSION_SECONDS without a beat."""
     gone = trials("127.0.8.4")

@@ -18,8 +18,8 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
-from starlette.requests import ClientDisconnect
 from pydantic import BaseModel, ValidationError
+from starlette.requests import ClientDisconnect
 
 from ptbench.errors import first_line, validation_line
 from ptbench.tinker_server import limits, schemas, wire

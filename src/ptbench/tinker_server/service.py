@@ -1,8 +1,9 @@
 """Sessions, training clients and sampling sessions, and the calls on them (each a method; slow ones become futures).
 
 Every call comes from a client (`app.client_of`: one per trial). What a client creates is its own: other clients
-cannot see its sessions, training clients or sampling sessions, and it has at most MAX_TRAINING_CLIENTS training
-clients and MAX_QUEUED calls at once. A session ends when the client finishes it or stops its heartbeat for
+cannot see its sessions, training clients or sampling sessions, and it has at most MAX_SESSIONS sessions,
+MAX_TRAINING_CLIENTS training clients, MAX_SAMPLING_SESSIONS sampling sessions and MAX_QUEUED calls at once, and
+MAX_CHECKPOINT_BYTES of saved checkpoints. A session ends when the client finishes it or stops its heartbeat for
 SESSION_SECONDS; its training clients, sampling sessions and queued calls go with it.
 """
 
@@ -23,7 +24,7 @@ from ptbench.tinker_server.errors import CallError
 from ptbench.tinker_server.futures import Futures, Proto, Result, Work
 from ptbench.tinker_server.memory import activation_budget, resident_bytes
 from ptbench.tinker_server.sampler import Sampler
-from ptbench.tinker_server.storage import LoraShape, Storage, tinker_path
+from ptbench.tinker_server.storage import Kind, LoraShape, Storage, tinker_path
 from ptbench.tinker_server.trainer import TrainingModel, pick_device
 
 MAX_LOADED_SAMPLERS = 4
@@ -68,11 +69,14 @@ class TinkerService:
         self.owners: dict[str, tuple[str, str]] = {}  # model id -> (client, session)
         self.sampling: dict[str, SamplingSession] = {}
         self._samplers: dict[tuple[str, str | None], Sampler] = {}
+        self._stored: dict[str, dict[Path, int]] = {}  # client -> its checkpoint dirs and their bytes
         self._lock = threading.Lock()
 
     # --- sessions and capabilities -------------------------------------------------------------
     def create_session(self, request: schemas.CreateSession, client: str) -> dict[str, Any]:
         self.expire()
+        if sum(s.client == client for s in self.sessions.values()) >= limits.MAX_SESSIONS:
+            raise CallError(f"a client holds at most {limits.MAX_SESSIONS} sessions; close one first")
         session_id = uuid.uuid4().hex
         self.sessions[session_id] = Session(client, time.monotonic())
         return {"type": "create_session", "session_id": session_id}
@@ -220,9 +224,10 @@ class TinkerService:
     def save_weights(self, request: schemas.SaveWeights, client: str) -> dict[str, Any]:
         model = self._model(request.model_id, client)
         name = request.path or f"state-{model.steps:06d}-{uuid.uuid4().hex[:6]}"
+        self._check_stored(client)
 
         def work() -> Result:
-            model.save(self.storage, "training", name)
+            self._save(model, "training", name, client)
             return {"type": "save_weights", "path": tinker_path(model.model_id, "training", name)}
 
         return self._future(client, self._session_of(model.model_id), work, model.model_id)
@@ -232,15 +237,30 @@ class TinkerService:
         name = request.path or f"sampler-{model.steps:06d}-{uuid.uuid4().hex[:6]}"
         path = tinker_path(model.model_id, "sampler", name)
         session_id = self._session_of(model.model_id)
+        self._check_stored(client)
 
         def work() -> Result:
-            directory = model.save(self.storage, "sampler", name)
+            directory = self._save(model, "sampler", name, client)
             if request.path is not None:
                 return {"type": "save_weights_for_sampler", "path": path}
             sampler_id = self._add_sampling(SamplingSession(model.base, directory, path, client, session_id))
             return {"type": "save_weights_for_sampler", "sampling_session_id": sampler_id}
 
         return self._future(client, session_id, work, model.model_id)
+
+    def _check_stored(self, client: str) -> None:
+        stored = sum(self._stored.get(client, {}).values())
+        if stored >= limits.MAX_CHECKPOINT_BYTES:
+            raise CallError(f"this client's checkpoints take {stored} bytes, the most a client may store "
+                            f"({limits.MAX_CHECKPOINT_BYTES})")
+
+    def _save(self, model: TrainingModel, kind: Kind, name: str, client: str) -> Path:
+        """Save a checkpoint, counted against `client` (a name saved again replaces its count)."""
+        self._check_stored(client)
+        directory = model.save(self.storage, kind, name)
+        self._stored.setdefault(client, {})[directory] = sum(
+            entry.lstat().st_size for entry in directory.iterdir() if entry.is_file() and not entry.is_symlink())
+        return directory
 
     def load_weights(self, request: schemas.LoadWeights, client: str) -> dict[str, Any]:
         directory, meta = self.storage.resolve(request.path, "training")
@@ -287,6 +307,8 @@ class TinkerService:
     def _add_sampling(self, session: SamplingSession) -> str:
         session_id = f"sampler-{uuid.uuid4().hex}"
         with self._lock:
+            if sum(s.client == session.client for s in self.sampling.values()) >= limits.MAX_SAMPLING_SESSIONS:
+                raise CallError(f"a client holds at most {limits.MAX_SAMPLING_SESSIONS} sampling sessions")
             self.sampling[session_id] = session
         return session_id
 
