@@ -352,7 +352,9 @@ class TinkerService:
 
     def _sampler(self, session: SamplingSession) -> Sampler:
         key = (session.base.key, str(session.weights) if session.weights else None)
-        sampler = self._samplers.pop(key, None) or Sampler(session.base, session.weights, self.device)
+        with self._lock:
+            sampler = self._samplers.pop(key, None)
+        sampler = sampler or Sampler(session.base, session.weights, self.device)
         with self._lock:
             self._samplers[key] = sampler  # most recently used last
             while len(self._samplers) > MAX_LOADED_SAMPLERS:
