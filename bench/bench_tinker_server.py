@@ -22,7 +22,8 @@ from rich.console import Console
 from rich.table import Table
 
 from ptbench.tinker_server.background import serve_in_thread
-from ptbench.tinker_server.bases import resolve_base
+from ptbench.tinker_server.bases import Bases
+from ptbench.tinker_server.futures import run_whole
 from ptbench.tinker_server.sampler import Sampler
 from ptbench.tinker_server.schemas import AdamSpec, SamplingSpec
 from ptbench.tinker_server.storage import LoraShape
@@ -75,7 +76,7 @@ def through_server(url: str, seqs: list[list[int]], steps: int, samples: int, to
 
 def in_process(seqs: list[list[int]], steps: int, samples: int, tokens: int, storage: Path) -> tuple[float, float]:
     """The same work by the same model code, called directly."""
-    base = resolve_base("tiny")
+    base = Bases().resolve("tiny")
     lora = LoraShape(rank=RANK, train_attn=True, train_mlp=True, train_unembed=True)
     model = TrainingModel("bench", base, lora, 0, "cpu")
     data = [
@@ -87,20 +88,21 @@ def in_process(seqs: list[list[int]], steps: int, samples: int, tokens: int, sto
     ]
     request = FwdBwdRequest(model_id="bench", loss_fn="cross_entropy", loss_fn_config={}, forward_only=False, data=data)
     adam = AdamSpec(learning_rate=1e-4)
-    model.forward_backward(request)  # warm-up
+    batches = model.check(request, 1 << 40)
+    run_whole(model.forward_backward(request, batches))  # warm-up
     model.optim_step(adam)
     start = time.perf_counter()
     for _ in range(steps):
-        model.forward_backward(request)
+        run_whole(model.forward_backward(request, batches))
         model.optim_step(adam)
     train = time.perf_counter() - start
     from ptbench.tinker_server.storage import Storage
 
     sampler = Sampler(base, model.save(Storage(storage), "sampler", "bench"), "cpu")
     spec = SamplingSpec(max_tokens=tokens, temperature=1.0, seed=0, stop=[])
-    sampler.sample(seqs[0][:32], samples, spec)  # warm-up
+    run_whole(sampler.sample(seqs[0][:32], samples, spec))  # warm-up
     start = time.perf_counter()
-    sampler.sample(seqs[0][:32], samples, spec)
+    run_whole(sampler.sample(seqs[0][:32], samples, spec))
     sample = time.perf_counter() - start
     return train, sample
 

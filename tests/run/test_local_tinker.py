@@ -13,7 +13,7 @@ from harbor.models.trial.config import EnvironmentConfig, TaskConfig
 from ptbench.catalog.tasks import get_task
 from ptbench.errors import UserError
 from ptbench.run.labels import LOCAL_ENVIRONMENT
-from ptbench.run.local_tinker import LOCAL_KEY, LOG_FILE, local_port, serving, with_tinker
+from ptbench.run.local_tinker import LOCAL_KEY, LOG_FILE, local_port, served_models, serving, with_tinker
 
 LOCAL = EnvironmentConfig(import_path=LOCAL_ENVIRONMENT, kwargs={"forward_ports": [9]}, env={"A": "1"})
 
@@ -37,6 +37,7 @@ def test_without_a_key_the_job_opens_its_own_server_to_the_sandboxes(tasks, monk
     assert port is not None and port != 9
     assert opened.kwargs["forward_ports"] == sorted([9, port])  # the one port, beside the ports already forwarded
     assert opened.kwargs["forward_tasks"] == {str(port): [str(tasks[0].path)]}  # for the Tinker task's trials only
+    assert served_models(opened) == ["tiny"]  # the server serves the Tinker tasks' base models, nothing else
     url = f"http://127.0.0.1:{port}"
     assert opened.env == {"A": "1", "TINKER_BASE_URL": url, "TINKER_API_KEY": LOCAL_KEY, "PTBENCH_TINKER_URL": url}
     assert verifier_env == {"TINKER_BASE_URL": url, "TINKER_API_KEY": LOCAL_KEY, "PTBENCH_TINKER_URL": url}

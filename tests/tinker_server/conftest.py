@@ -26,3 +26,14 @@ def service_client(tinker_url):
     client = tinker.ServiceClient(base_url=tinker_url)
     yield client
     client.close("success")
+
+
+@pytest.fixture(scope="module")
+def own_server(tiny_dir, tmp_path_factory):
+    """A server of this test module's own (its sessions may be ended, its limits tried): (base URL, service)."""
+    from tinker_trial import ACTIVATION_BYTES
+
+    from ptbench.tinker_server.background import serve_in_thread
+
+    with serve_in_thread(tmp_path_factory.mktemp("tinker-own"), "cpu", activation_bytes=ACTIVATION_BYTES) as served:
+        yield served

@@ -27,10 +27,14 @@ def test_cookbook_supervised_loop_trains_and_checkpoints(tinker_url, service_cli
     from tinker_cookbook.supervised import train
     from tinker_cookbook.supervised.data import FromConversationFileBuilder
     from tinker_cookbook.supervised.types import ChatDatasetBuilderCommonConfig
+    from tinker_cookbook.tokenizer_utils import register_tokenizer, unregister_tokenizer
+    from transformers import AutoTokenizer
 
-    model = str(tiny_dir)  # the server serves local HF model dirs by absolute path; the cookbook tokenizes with it
+    # The server serves "tiny" by name, never a path; the cookbook's own registry gives that name its tokenizer.
+    register_tokenizer("tiny", lambda: AutoTokenizer.from_pretrained(str(tiny_dir)))
+
     common = ChatDatasetBuilderCommonConfig(
-        model_name_for_tokenizer=model,
+        model_name_for_tokenizer="tiny",
         renderer_name="role_colon",
         max_length=256,
         batch_size=8,
@@ -39,7 +43,7 @@ def test_cookbook_supervised_loop_trains_and_checkpoints(tinker_url, service_cli
     examples = Path(cookbook.__file__).parent / "example_data" / "conversations.jsonl"
     config = train.Config(
         log_path=str(tmp_path / "log"),
-        model_name=model,
+        model_name="tiny",
         recipe_name="recipe_sl_basic",
         renderer_name="role_colon",
         dataset_builder=FromConversationFileBuilder(common_config=common, file_path=str(examples)),
@@ -50,7 +54,10 @@ def test_cookbook_supervised_loop_trains_and_checkpoints(tinker_url, service_cli
         eval_every=0,
         save_every=0,
     )
-    asyncio.run(train.main(config))
+    try:
+        asyncio.run(train.main(config))
+    finally:
+        unregister_tokenizer("tiny")
 
     metrics = [json.loads(line) for line in (tmp_path / "log" / "metrics.jsonl").read_text().splitlines()]
     assert [m["step"] for m in metrics] == [0, 1, 2]

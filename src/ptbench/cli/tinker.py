@@ -22,6 +22,9 @@ def serve(
         Path | None, typer.Option("--storage", help="checkpoint directory (default: .ptbench/tinker)")
     ] = None,
     device: Annotated[str | None, typer.Option("--device", help="cpu or cuda (default: cuda when present)")] = None,
+    models: Annotated[list[str] | None, typer.Option(
+        "--model", help="a base model to serve, by registry key (repeatable; default: tiny); no other is served",
+    )] = None,
 ) -> None:
     """Serve the Tinker API; point the SDK at it with TINKER_BASE_URL=http://HOST:PORT (any TINKER_API_KEY=tml-...)."""
     import socket
@@ -31,22 +34,26 @@ def serve(
     from ptbench.models.tiny import ensure_tiny
     from ptbench.paths import work_dir
     from ptbench.tinker_server.app import build_app
+    from ptbench.tinker_server.bases import TINY, Bases
     from ptbench.tinker_server.service import TinkerService
     from ptbench.tinker_server.storage import Storage
 
     if device not in (None, "cpu", "cuda"):
         raise UserError(f"--device must be cpu or cuda, not {device!r}")
+    bases = Bases(models or [TINY])
     root = storage or work_dir() / "tinker"
     try:
         checkpoints = Storage(root)
         listener = socket.create_server((host, port))
     except OSError as exc:
         raise UserError(f"cannot serve on {host}:{port} with storage {root}: {exc.strerror or exc}") from exc
-    ensure_tiny()  # built before the first request, not during one
-    service = TinkerService(checkpoints, device)
+    if TINY in bases.keys:
+        ensure_tiny()  # built before the first request, not during one
+    service = TinkerService(checkpoints, device, bases)
     bound_host, bound_port = listener.getsockname()[:2]
     print(
-        f"Tinker API at http://{bound_host}:{bound_port} (storage {checkpoints.root}, device {service.device})",
+        f"Tinker API at http://{bound_host}:{bound_port} serving {', '.join(bases.keys)} "
+        f"(storage {checkpoints.root}, device {service.device})",
         flush=True,
     )
     try:

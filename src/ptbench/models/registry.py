@@ -32,7 +32,7 @@ class BaseModelInfo(BaseModel):
     chat_template: Family = Field(description="forced chat-template family used to evaluate it")
     instruct_hub_id: str | None = Field(description="the official instruct counterpart (instruct baseline)")
     tinker: bool = Field(False, description="trainable and sampleable through the Tinker API (the service's, or "
-                         "`ptbench tinker serve`, which serves `tiny`)")
+                         "`ptbench tinker serve --model KEY`)")
     local_build: str | None = Field(None, description="command that builds it when hub_id is None")
 
     @property

@@ -12,7 +12,8 @@ use the service (`--tinker service`); without one (`--tinker auto`, the default)
   variables, which win over the task's: the unmodified SDK, the agent's code and the verifier's sampler then talk
   to the local server as they would to the service. The instruction and the rules stay as they are.
 - `serving(config)` runs the server for as long as the job runs (also when it is resumed: the port is in the
-  job's config), as a child process with its checkpoints under `.ptbench/tinker/<job>/`, outside every sandbox.
+  job's config), as a child process with its checkpoints under `.ptbench/tinker/<job>/`, outside every sandbox,
+  serving the base models the job's Tinker tasks name and no other (`served_models`).
 """
 
 from __future__ import annotations
@@ -44,12 +45,25 @@ START_SECONDS = 120.0
 LOG_FILE = "server.log"
 
 
+def _tinker_spec(task_dir: Path) -> TaskSpec | None:
+    """The spec of a task dir that trains through the Tinker API, else None."""
+    try:
+        spec = TaskSpec.load(task_dir / "tests" / "task.json")
+    except UserError:
+        return None
+    return spec if spec.backend == "tinker" else None
+
+
 def is_tinker_task(task_dir: Path) -> bool:
     """Whether a task dir (with a ptbench spec) trains through the Tinker API."""
-    try:
-        return TaskSpec.load(task_dir / "tests" / "task.json").backend == "tinker"
-    except UserError:
-        return False
+    return _tinker_spec(task_dir) is not None
+
+
+def served_models(environment: EnvironmentConfig) -> list[str]:
+    """The base models (registry keys) of the Tinker tasks whose trials reach the job's local Tinker."""
+    port = local_port(environment)
+    dirs = environment.kwargs.get("forward_tasks", {}).get(str(port), [])
+    return sorted({spec.base_model for d in dirs if (spec := _tinker_spec(Path(d))) is not None})
 
 
 def with_tinker(environment: EnvironmentConfig, tasks: list[TaskConfig], mode: TinkerMode,
@@ -104,8 +118,11 @@ def serving(config: JobConfig, storage: Path | None = None) -> Iterator[Path | N
         return
     storage = (storage or storage_dir(config.job_name)).resolve()
     storage.mkdir(parents=True, exist_ok=True)
+    models = served_models(config.environment)
+    if not models:
+        raise UserError(f"the job's local Tinker (port {port}) serves no task: its Tinker task dirs are gone")
     command = [sys.executable, "-m", "ptbench.cli.main", "tinker", "serve", "--host", "127.0.0.1",
-               "--port", str(port), "--storage", str(storage)]
+               "--port", str(port), "--storage", str(storage), *(f"--model={m}" for m in models)]
     with open(storage / LOG_FILE, "ab") as log:
         server = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
     try:

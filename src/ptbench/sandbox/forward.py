@@ -2,15 +2,18 @@
 
 The host's 127.0.0.1 is out of every sandbox's reach (`network.py`). For each port named in the local environment's
 `forward_ports`, the host listens on a unix socket in the environment's own dir (`HostRelay`) and relays each
-connection to 127.0.0.1:<port> on the host; that dir is bound read-only into the sandbox at FORWARD_DIR, and a small
-forwarder started inside (`python -m ptbench.sandbox.forward`) listens on the sandbox's own 127.0.0.1:<port> and
-relays to the socket. Only the named ports are reachable; nothing else of the host's loopback is.
+connection to 127.0.0.1:<port> on the host, from a loopback address of its own (`HostRelay.source`: a service on
+the host tells environments apart by it, and nothing inside can pose as another); that dir is bound read-only into
+the sandbox at FORWARD_DIR, and a small forwarder started inside (`python -m ptbench.sandbox.forward`) listens on
+the sandbox's own 127.0.0.1:<port> and relays to the socket. Only the named ports are reachable; nothing else of
+the host's loopback is.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import secrets
 import socket
 import sys
 from collections.abc import Awaitable, Callable
@@ -77,12 +80,18 @@ def _relaying(connect: Connect) -> Callable[[asyncio.StreamReader, asyncio.Strea
     return handle
 
 
+def source_address() -> str:
+    """A random address of the host's loopback other than 127.0.0.x, for one relay's connections."""
+    return f"127.{1 + secrets.randbelow(254)}.{secrets.randbelow(256)}.{1 + secrets.randbelow(254)}"
+
+
 class HostRelay:
     """The host side: one unix socket per port in `directory`, each relayed to the host's 127.0.0.1:<port>."""
 
     def __init__(self, directory: Path, ports: list[int]) -> None:
         self.directory = directory
         self.ports = ports
+        self.source = source_address()
         self._servers: list[asyncio.Server] = []
 
     async def start(self) -> None:
@@ -98,7 +107,7 @@ class HostRelay:
                 except BaseException:
                     listener.close()
                     raise
-                connect = partial(asyncio.open_connection, "127.0.0.1", port)
+                connect = partial(asyncio.open_connection, "127.0.0.1", port, local_addr=(self.source, 0))
                 self._servers.append(await asyncio.start_unix_server(_relaying(connect), sock=listener))
         finally:
             os.close(directory)

@@ -2,10 +2,16 @@
 
 Errors answer 4xx with `{"error": ...}` (the SDK retries 5xx, so a refusal must never be one); a path this
 server does not serve names the SDK call behind it.
+
+A client is the address a connection comes from (`client_of`): a job's sandboxes reach the server through their
+own relays, each connecting from an address of its own (`sandbox/forward.py`), so each trial's environment is one
+client, and nothing inside a sandbox can pose as another. Request bodies are capped in size, in time and in the
+bytes one client may have half-sent at once, so stalled bodies cannot grow the server's memory.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -13,12 +19,13 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ValidationError
+from starlette.requests import ClientDisconnect
 
 from ptbench.errors import first_line, validation_line
 from ptbench.tinker_server import limits, schemas, wire
 from ptbench.tinker_server.errors import CallError, NotImplementedCall
 from ptbench.tinker_server.futures import Proto
-from ptbench.tinker_server.service import TinkerService
+from ptbench.tinker_server.service import GoneError, TinkerService
 
 log = logging.getLogger(__name__)
 API = "/api/v1"
@@ -48,7 +55,6 @@ UNSERVED = {
     "billing": "RestClient.get_billing_usage",
     "whoami": "RestClient.whoami",
     "audit_log": "RestClient.get_audit_log",
-    "unload_model": "unload_model",
 }
 
 
@@ -57,16 +63,56 @@ def error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
-async def read_body(request: Request) -> bytes:
-    """The request body, refused past MAX_BODY_BYTES."""
+def client_of(request: Request) -> str:
+    """Who sent a request: the address its connection comes from."""
+    return request.client.host if request.client else "unknown"
+
+
+class BodyBudget:
+    """The request-body bytes each client has in flight (declared or received), refused past a cap."""
+
+    def __init__(self) -> None:
+        self._held: dict[str, int] = {}
+
+    def take(self, client: str, count: int) -> None:
+        held = self._held.get(client, 0) + count
+        if held > limits.MAX_BODY_BYTES_IN_FLIGHT:
+            raise CallError(f"a client may send at most {limits.MAX_BODY_BYTES_IN_FLIGHT} bytes of request bodies "
+                            "at once")
+        self._held[client] = held
+
+    def give(self, client: str, count: int) -> None:
+        held = self._held.get(client, 0) - count
+        if held > 0:
+            self._held[client] = held
+        else:
+            self._held.pop(client, None)
+
+
+async def read_body(request: Request, budget: BodyBudget) -> bytes:
+    """The request body, refused past MAX_BODY_BYTES, past the client's in-flight budget or after BODY_SECONDS."""
+    client = client_of(request)
     declared = request.headers.get("content-length")
     if declared is not None and (not declared.isdigit() or int(declared) > limits.MAX_BODY_BYTES):
         raise CallError(f"request body larger than {limits.MAX_BODY_BYTES} bytes")
+    held = int(declared or 0)
+    budget.take(client, held)
     body = bytearray()
-    async for part in request.stream():
-        body += part
-        if len(body) > limits.MAX_BODY_BYTES:
-            raise CallError(f"request body larger than {limits.MAX_BODY_BYTES} bytes")
+    try:
+        async with asyncio.timeout(limits.BODY_SECONDS):
+            async for part in request.stream():
+                body += part
+                if len(body) > held:
+                    budget.take(client, len(body) - held)
+                    held = len(body)
+                if len(body) > limits.MAX_BODY_BYTES:
+                    raise CallError(f"request body larger than {limits.MAX_BODY_BYTES} bytes")
+    except TimeoutError:
+        raise CallError(f"request body not received within {limits.BODY_SECONDS:g} s") from None
+    except ClientDisconnect:
+        raise CallError("the client left before its request body was sent") from None
+    finally:
+        budget.give(client, held)
     return bytes(body)
 
 
@@ -81,9 +127,12 @@ def build_app(service: TinkerService) -> FastAPI:
     """The FastAPI app serving `service`."""
     app = FastAPI(title="ptbench local Tinker", docs_url=None, redoc_url=None, openapi_url=None)
 
+    budget = BodyBudget()
+
     @app.exception_handler(CallError)
     async def _refused(request: Request, exc: CallError) -> JSONResponse:
-        return error(404 if isinstance(exc, NotImplementedCall) else 400, first_line(exc))
+        status = 404 if isinstance(exc, NotImplementedCall) else 410 if isinstance(exc, GoneError) else 400
+        return error(status, first_line(exc))
 
     @app.exception_handler(ValidationError)
     async def _invalid(request: Request, exc: ValidationError) -> JSONResponse:
@@ -93,10 +142,10 @@ def build_app(service: TinkerService) -> FastAPI:
     async def _unreadable(request: Request, exc: wire.WireError) -> JSONResponse:
         return error(400, first_line(exc))
 
-    def json_call(path: str, schema: type[BaseModel], call: Callable[[Any], Any]) -> None:
+    def json_call(path: str, schema: type[BaseModel], call: Callable[[Any, str], Any]) -> None:
         async def handle(request: Request) -> Response:
-            parsed = schema.model_validate_json(await read_body(request) or b"{}")
-            result = call(parsed)
+            parsed = schema.model_validate_json(await read_body(request, budget) or b"{}")
+            result = call(parsed, client_of(request))
             return render(await result if hasattr(result, "__await__") else result)
 
         app.add_api_route(f"{API}/{path}", handle, methods=["POST"], name=path)
@@ -106,6 +155,7 @@ def build_app(service: TinkerService) -> FastAPI:
         ("session_heartbeat", schemas.Heartbeat, service.heartbeat),
         ("create_model", schemas.CreateModel, service.create_model),
         ("get_info", schemas.GetInfo, service.get_info),
+        ("unload_model", schemas.UnloadModel, service.unload),
         ("optim_step", schemas.OptimStep, service.optim_step),
         ("save_weights", schemas.SaveWeights, service.save_weights),
         ("save_weights_for_sampler", schemas.SaveForSampler, service.save_for_sampler),
@@ -119,8 +169,8 @@ def build_app(service: TinkerService) -> FastAPI:
 
     @app.post(f"{API}/forward_backward")
     async def forward_backward(request: Request) -> Response:
-        body = wire.decompress(await read_body(request), request.headers.get("content-encoding"))
-        return render(service.forward_backward(body))
+        body = wire.decompress(await read_body(request, budget), request.headers.get("content-encoding"))
+        return render(service.forward_backward(body, client_of(request)))
 
     @app.get(f"{API}/healthz")
     async def health() -> Response:
@@ -143,13 +193,13 @@ def build_app(service: TinkerService) -> FastAPI:
         return JSONResponse({"status": "accepted"})
 
     @app.post(API + "/sessions/{session_id}/finish")
-    async def finish(session_id: str) -> Response:
-        service.sessions.pop(session_id, None)
+    async def finish(session_id: str, request: Request) -> Response:
+        service.finish(session_id, client_of(request))
         return JSONResponse(None)
 
     @app.get(API + "/samplers/{sampler_id}")
-    async def sampler(sampler_id: str) -> Response:
-        return JSONResponse(service.get_sampler(sampler_id))
+    async def sampler(sampler_id: str, request: Request) -> Response:
+        return JSONResponse(service.get_sampler(sampler_id, client_of(request)))
 
     @app.api_route("/{path:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
     async def unserved(path: str, request: Request) -> Response:

@@ -1,10 +1,15 @@
-"""The base models the server trains and samples: `tiny` (built and cached by ptbench) and local HF model dirs."""
+"""The base models the server trains and samples: the registry's Tinker models that it was started with (a job's
+server serves the models its tasks name), named by registry key or by the name a Tinker service knows them by.
+A client never names a path: nothing of the host's disk is loaded or probed on a client's behalf."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
+from ptbench.errors import UserError
+from ptbench.models.loading import ModelSource, base_source, load_config
+from ptbench.models.registry import BASE_MODELS, get_base_model
 from ptbench.tinker_server.errors import CallError
 
 TINY = "tiny"
@@ -12,32 +17,47 @@ TINY = "tiny"
 
 @dataclass(frozen=True)
 class BaseModelRef:
-    """A base model: the name clients use and the local directory it loads from."""
+    """A base model: the name clients use and checkpoints record, its registry key and where it loads from."""
 
     name: str
-    path: Path
+    key: str
+    source: ModelSource
 
 
-def resolve_base(name: str) -> BaseModelRef:
-    """The base model a client names: `tiny`, or an absolute path to a local HF model directory (config.json)."""
-    if name == TINY:
-        from ptbench.models.tiny import ensure_tiny
+class Bases:
+    """The base models one server serves."""
 
-        return BaseModelRef(TINY, ensure_tiny())
-    path = Path(name)
-    if not path.is_absolute() or not (path / "config.json").is_file():
-        raise CallError(
-            f"unknown base model {name!r}: this server serves {TINY!r} and absolute paths of local HF model dirs"
-        )
-    return BaseModelRef(name, path.resolve())
+    def __init__(self, keys: Iterable[str] = (TINY,)) -> None:
+        self.keys = sorted(set(keys))
+        for key in self.keys:
+            if not get_base_model(key).tinker:
+                tinker_keys = ", ".join(k for k, m in BASE_MODELS.items() if m.tinker)
+                raise UserError(f"base model {key!r} is not a Tinker model (those are: {tinker_keys})")
+        self._refs: dict[str, BaseModelRef] = {}
+
+    def resolve(self, name: str) -> BaseModelRef:
+        """The served base model a client names (by registry key or Tinker name); anything else is refused alike."""
+        for key in self.keys:
+            info = BASE_MODELS[key]
+            if name in (key, info.tinker_name):
+                if key not in self._refs:
+                    self._refs[key] = BaseModelRef(info.tinker_name, key, base_source(key))
+                return self._refs[key]
+        served = ", ".join(BASE_MODELS[k].tinker_name for k in self.keys)
+        raise CallError(f"unknown base model {name[:100]!r}: this server serves {served}")
+
+    def capabilities(self) -> list[dict[str, object]]:
+        """The SDK's supported_models entries."""
+        return [
+            {"model_name": ref.name, "max_context_length": context_length(ref), "trainable": True, "sampleable": True}
+            for ref in (self.resolve(key) for key in self.keys)
+        ]
 
 
-def context_length(path: Path) -> int | None:
-    """The model's context length from its config.json, if it says."""
-    import json
-
+def context_length(base: BaseModelRef) -> int | None:
+    """The model's context length from its config, if it says."""
     try:
-        value = json.loads((path / "config.json").read_text()).get("max_position_embeddings")
-    except (OSError, ValueError):
+        value = getattr(load_config(base.source), "max_position_embeddings", None)
+    except (OSError, ValueError, UserError):
         return None
     return value if isinstance(value, int) else None

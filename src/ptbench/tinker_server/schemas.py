@@ -43,6 +43,10 @@ class CreateModel(Request):
     lora_config: LoraSpec | None = None
 
 
+class UnloadModel(Request):
+    model_id: Id
+
+
 class GetInfo(Request):
     model_id: Id
 

@@ -1,4 +1,9 @@
-"""A training client's model: a LoRA adapter (PEFT) on a base model, its Adam state, forward/backward and steps."""
+"""A training client's model: a LoRA adapter (PEFT) on a base model, its Adam state, forward/backward and steps.
+
+Forward/backward checkpoints every decoder layer's activations and computes the target tokens' log-probabilities
+from the final hidden states LOGIT_CHUNK positions at a time (never the whole micro-batch's full-vocabulary
+logits); `memory.Shape.activations` is what a micro-batch needs, and micro-batches are cut to fit the budget.
+"""
 
 from __future__ import annotations
 
@@ -11,18 +16,19 @@ import torch
 from ptbench.tinker_server.bases import BaseModelRef
 from ptbench.tinker_server.errors import CallError
 from ptbench.tinker_server.losses import get_loss
+from ptbench.tinker_server.memory import LOGIT_CHUNK, Shape
 from ptbench.tinker_server.schemas import AdamSpec
 from ptbench.tinker_server.storage import OPTIMIZER_FILE, CheckpointMeta, Kind, LoraShape, Storage
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Generator, Sequence
 
     from transformers import PreTrainedModel
 
     from ptbench.tinker_server.wire import FwdBwdRequest
 
 LORA_ALPHA = 32
-MAX_BATCH_TOKENS = 16384  # padded tokens per forward pass; larger requests run in micro-batches
+MAX_BATCH_TOKENS = 16384  # padded tokens per forward pass at most; larger requests run in micro-batches
 _TARGETS = {
     "train_attn": ("q_proj", "k_proj", "v_proj", "o_proj"),
     "train_mlp": ("gate_proj", "up_proj", "down_proj"),
@@ -38,9 +44,9 @@ def pick_device() -> str:
 def load_base(base: BaseModelRef, device: str) -> PreTrainedModel:
     """The base model's weights (safetensors only, no remote code), its output layer untied from the embeddings
     so that LoRA on the unembedding (and merging it for sampling) never changes the input embeddings."""
-    from ptbench.models.loading import ModelSource, load_model
+    from ptbench.models.loading import load_model
 
-    model: Any = load_model(None, ModelSource(str(base.path)), device)
+    model: Any = load_model(None, base.source, device)
     head = model.get_output_embeddings()
     if head is not None and head.weight is model.get_input_embeddings().weight:
         head.weight = torch.nn.Parameter(head.weight.detach().clone())
@@ -64,21 +70,44 @@ class TrainingModel:
         config = LoraConfig(r=lora.rank, lora_alpha=LORA_ALPHA, lora_dropout=0.0, target_modules=targets)
         self.model = get_peft_model(model, config)
         self.model.train()
+        model.config.use_cache = False
+        _checkpoint_layers(model)
+        self.shape = Shape.of(model)
+        self.context = int(getattr(model.config, "max_position_embeddings", 0)) or None
         self.params = [p for p in self.model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(self.params, lr=1e-4, betas=(0.9, 0.95), eps=1e-12, weight_decay=0.0)
         self.vocab = int(self.model.get_input_embeddings().weight.shape[0])
         self.steps = 0
 
-    def forward_backward(self, request: FwdBwdRequest) -> tuple[list[dict[str, np.ndarray]], dict[str, float]]:
-        """Per-datum outputs (target log-probabilities, loss extras) and metrics; gradients accumulate."""
-        loss_fn = get_loss(request.loss_fn)
+    def check(self, request: FwdBwdRequest, budget: int) -> list[list]:
+        """The request's micro-batches, each within `budget` bytes of activations; a datum that cannot fit (or
+        that is longer than the model's context) is refused."""
         if not request.data:
             raise CallError("no data")
+        longest = max(len(d.tokens) for d in request.data)
+        if self.context is not None and longest > self.context:
+            raise CallError(f"a datum of {longest} tokens does not fit the model's context of {self.context}")
+        if self.shape.activations(1, longest) > budget:
+            raise CallError(
+                f"a datum of {longest} tokens needs ~{self.shape.activations(1, longest) / 2**30:.2f} GiB of "
+                f"activations; this server has {budget / 2**30:.2f} GiB for them"
+            )
+        return _micro_batches(request, lambda rows, width: rows * width <= MAX_BATCH_TOKENS
+                              and self.shape.activations(rows, width) <= budget)
+
+    def forward_backward(
+        self, request: FwdBwdRequest, batches: list[list]
+    ) -> Generator[None, None, tuple[list[dict[str, np.ndarray]], dict[str, float]]]:
+        """Per-datum outputs (target log-probabilities, loss extras) and metrics; gradients accumulate. Yields
+        after each micro-batch (`batches`, from `check`)."""
+        loss_fn = get_loss(request.loss_fn)
         outputs: list[dict[str, np.ndarray]] = []
         total = 0.0
-        for batch in _micro_batches(request, MAX_BATCH_TOKENS):
+        for index, batch in enumerate(batches):
+            if index:
+                yield
             with torch.set_grad_enabled(not request.forward_only):
-                logps = self._target_logprobs(batch)
+                logps = self.target_logprobs(batch)
                 losses = []
                 for datum, logp in zip(batch, logps, strict=True):
                     inputs = {k: torch.from_numpy(v) for k, v in datum.inputs.items() if k != "target_tokens"}
@@ -91,7 +120,34 @@ class TrainingModel:
             total += float(batch_loss.detach())
         return outputs, {"loss:sum": total}
 
-    def _target_logprobs(self, batch: list) -> list[torch.Tensor]:
+    def target_logprobs(self, batch: list) -> list[torch.Tensor]:
+        """log p(target | prefix) at every position of each datum, from the final hidden states in chunks."""
+        ids, targets, mask, lengths = self._padded(batch)
+        causal: Any = self.model.get_base_model()
+        hidden = causal.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device)).last_hidden_state
+        keep = mask.flatten().nonzero().squeeze(-1).to(self.device)
+        states = hidden.reshape(-1, hidden.shape[-1]).index_select(0, keep)
+        wanted = targets.flatten().to(self.device).index_select(0, keep)
+        head = causal.get_output_embeddings()
+        cap = getattr(causal.config, "final_logit_softcapping", None)
+
+        def chunk(states: torch.Tensor, wanted: torch.Tensor) -> torch.Tensor:
+            logits = head(states).float()
+            if cap:
+                logits = torch.tanh(logits / cap) * cap
+            return logits.gather(-1, wanted.unsqueeze(-1)).squeeze(-1) - torch.logsumexp(logits, dim=-1)
+
+        from torch.utils.checkpoint import checkpoint
+
+        pieces = [
+            checkpoint(chunk, states[start : start + LOGIT_CHUNK], wanted[start : start + LOGIT_CHUNK],
+                       use_reentrant=False) if torch.is_grad_enabled() else
+            chunk(states[start : start + LOGIT_CHUNK], wanted[start : start + LOGIT_CHUNK])
+            for start in range(0, len(keep), LOGIT_CHUNK)
+        ]
+        return list(torch.cat(pieces).split(lengths))
+
+    def _padded(self, batch: list) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, list[int]]:
         lengths = [len(d.tokens) for d in batch]
         width = max(lengths)
         ids = torch.zeros((len(batch), width), dtype=torch.long)
@@ -110,9 +166,7 @@ class TrainingModel:
             ids[row, :n] = torch.from_numpy(datum.tokens)
             targets[row, :n] = torch.from_numpy(target.astype(np.int64))
             mask[row, :n] = 1
-        logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device)).logits.float()
-        logp = torch.log_softmax(logits, dim=-1).gather(-1, targets.to(self.device).unsqueeze(-1)).squeeze(-1)
-        return [logp[row, :n] for row, n in enumerate(lengths)]
+        return ids, targets, mask, lengths
 
     def optim_step(self, adam: AdamSpec) -> dict[str, float]:
         """One Adam step with the request's hyperparameters, then gradients cleared."""
@@ -164,16 +218,26 @@ class TrainingModel:
             _load_optimizer(self.optimizer, self.params, load_file(str(directory / OPTIMIZER_FILE), device=self.device))
 
 
+def _checkpoint_layers(model: Any) -> None:
+    """Activation checkpointing at every decoder layer (under its newer name where transformers has it)."""
+    enable = getattr(model, "activation_checkpointing_enable", None)
+    if enable is not None:
+        enable({"use_reentrant": False})
+    else:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+
+
 def _numpy(tensor: torch.Tensor) -> np.ndarray:
     return tensor.detach().float().cpu().numpy()
 
 
-def _micro_batches(request: FwdBwdRequest, max_tokens: int) -> list[list]:
+def _micro_batches(request: FwdBwdRequest, fits: Callable[[int, int], bool]) -> list[list]:
+    """The request's data in order, cut into the largest micro-batches whose rows x padded width `fits`."""
     batches: list[list] = [[]]
     width = 0
     for datum in request.data:
         width_after = max(width, len(datum.tokens))
-        if batches[-1] and width_after * (len(batches[-1]) + 1) > max_tokens:
+        if batches[-1] and not fits(len(batches[-1]) + 1, width_after):
             batches.append([])
             width_after = len(datum.tokens)
         batches[-1].append(datum)
