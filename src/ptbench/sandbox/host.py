@@ -33,7 +33,7 @@ class HostTools:
 PACKAGES = {
     "bwrap": "bubblewrap", "nsenter": "util-linux", "setpriv": "util-linux", "unshare": "util-linux",
     "prlimit": "util-linux", "bash": "bash", "slirp4netns": "slirp4netns", "mkfs.ext4": "e2fsprogs",
-    "nft": "nftables", "mount": "mount",
+    "mount": "mount",
 }
 
 

@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 from pathlib import Path
 
 from ptbench.sandbox import firewall
-from ptbench.sandbox.host import HostTools, find_program
+from ptbench.sandbox.host import HostTools
 from ptbench.sandbox.spawn import readable
 
 # The largest MTU slirp4netns takes: fewer, bigger packets through the relay.
@@ -36,9 +37,12 @@ READY_TIMEOUT_SEC = 30.0
 
 
 def filter_tool() -> str:
-    """nft, which a `public` sandbox needs for its packet filter (to refuse the host's own addresses); a one-line
-    SandboxUnavailableError naming the package when missing."""
-    return find_program("nft", "a public sandbox")
+    """nft, which a `public` sandbox needs for its packet filter; RuntimeError naming the package when missing (raised
+    in the environment's constructor, where `check_task_supported` reports it)."""
+    path = shutil.which("nft")
+    if path is None:
+        raise RuntimeError("a public sandbox needs nft to refuse the host's own addresses: apt-get install nftables")
+    return path
 
 
 class SlirpNetwork:
