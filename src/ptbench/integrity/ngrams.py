@@ -10,6 +10,7 @@ distinct n-grams the text contains.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -118,10 +119,17 @@ class ItemIndex:
 
     def coverage(self, data: bytes) -> dict[int, float]:
         """Per item with any n-gram in `data`: the share of its n-grams found."""
+        return self.shares(self.hits([data]))
+
+    def hits(self, blocks: Iterable[bytes]) -> np.ndarray:
+        """The indices (into keys) of the item n-grams found in a text given in blocks, sorted and distinct."""
         if len(self.keys) == 0:
-            return {}
-        found = [self._found(ngram_hashes(piece, self.n)) for piece in chunks(data, n=self.n)]
-        hits = np.unique(np.concatenate(found))
+            return np.empty(0, dtype=np.int64)
+        found = [self._found(ngram_hashes(piece, self.n)) for block in blocks for piece in chunks(block, n=self.n)]
+        return np.unique(np.concatenate(found)) if found else np.empty(0, dtype=np.int64)
+
+    def shares(self, hits: np.ndarray) -> dict[int, float]:
+        """Per item with any of these hits: the share of its n-grams they are."""
         counts = np.bincount(self.owners[hits], minlength=len(self.sizes))
         return {int(i): float(counts[i] / self.sizes[i]) for i in np.flatnonzero(counts)}
 
