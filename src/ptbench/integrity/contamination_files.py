@@ -36,17 +36,21 @@ def check_files(index: ItemIndex, roots: list[Path], decoder: TokenDecoder | Non
     paths: dict[str, Path] = {}
     best: dict[int, tuple[str, float]] = {}
     files: Counter[str] = Counter()
+    seen: list[tuple[str, str, dict[int, float]]] = []
     for text in texts(present, walk, decoder):
         hits = index.hits(text.blocks)
         if not len(hits):
             continue
         by_source[text.source].append(hits)
         paths[text.source] = text.path
-        for item, share in index.shares(hits).items():
-            files[text.where] += share >= ITEM_COVERAGE
-            if share > best.get(item, ("", 0.0))[1]:
-                best[item] = (text.where, share)
+        seen.append((text.source, text.where, index.shares(hits)))
     copies = {source: copy for source in by_source if (copy := walk.installed.copy_of(source, paths[source]))}
+    for source, where, item_shares in seen:
+        for item, share in item_shares.items():
+            if source not in copies:
+                files[where] += share >= ITEM_COVERAGE
+                if share > best.get(item, ("", 0.0))[1]:
+                    best[item] = (where, share)
     counted = [hits for source, found in by_source.items() if source not in copies for hits in found]
     shares = index.shares(np.unique(np.concatenate(counted))) if counted else {}
     found = {item: share for item, share in shares.items() if share >= ITEM_COVERAGE}
@@ -68,7 +72,7 @@ def _evidence(index: ItemIndex, found: dict[int, float], best: dict[int, tuple[s
     """The files with items, the items (where most of each was, or in pieces), the copies, bombs, gaps, notes."""
     items = []
     for item, share in sorted(found.items(), key=lambda kv: -kv[1])[:MAX_LISTED]:
-        where, alone = best[item]
+        where, alone = best.get(item, ("the workspace", 0.0))
         pieces = "" if alone >= ITEM_COVERAGE else f" in pieces across files (the most, {alone:.0%}, in {where})"
         items.append(f"{index.ids[item]} in {where if not pieces else 'the workspace'}: {share:.0%} of its "
                      f"{index.n}-grams{pieces}")
