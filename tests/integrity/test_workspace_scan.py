@@ -250,3 +250,50 @@ def test_an_installed_packages_own_copy_is_not_counted_but_a_link_or_copy_elsewh
     (tmp_path / "app" / "moved").unlink()
     shutil.copyfile(packaged, tmp_path / "app" / "data.jsonl.gz")
     assert check_files(index, [tmp_path / "app"]).status == "flagged"
+
+
+def _reworded(text: str, share: float, rng) -> str:  # noqa: ANN001 - a random.Random
+    """About `share` of the words replaced by others, numbers kept."""
+    words = text.split(" ")
+    return " ".join(f"word{rng.randrange(10**6)}" if word.strip() and not any(c.isdigit() for c in word)
+                    and rng.random() < share else word for word in words)
+
+
+def _renamed(text: str) -> str:
+    """The function's name, its arguments and its loop and local names renamed consistently, prose included."""
+    import keyword
+    import re
+
+    names = set()
+    for match in re.finditer(r"def (\w+)\((.*?)\)", text):
+        names.add(match.group(1))
+        names.update(arg.split(":")[0].strip() for arg in match.group(2).split(",") if arg.strip())
+    names.update(re.findall(r"^\s+(\w+) =", text, re.M))
+    names.update(name for pair in re.findall(r"for (\w+)(?:, (\w+))? in", text) for name in pair if name)
+    mapping = {name: f"v{number}" for number, name in enumerate(sorted(names)) if not keyword.iskeyword(name)}
+    return re.sub(r"\b\w+\b", lambda m: mapping.get(m.group(), m.group()), text)
+
+
+def test_reworded_and_renamed_items_are_found_and_honest_code_is_not(tmp_path: Path, humaneval) -> None:
+    import random
+
+    index, texts = humaneval
+    rng = random.Random(7)
+    (tmp_path / "reworded.jsonl").write_bytes(_jsonl([_reworded(text, 0.3, rng) for text in texts[:20]]))
+    reworded = check_files(index, [tmp_path / "reworded.jsonl"])
+    assert reworded.status == "flagged" and reworded.evidence.numbers["items_found"] >= 15, reworded
+    assert any("reworded or renamed" in line for line in reworded.evidence.items)
+    (tmp_path / "renamed.py").write_text("\n\n".join(_renamed(text) for text in texts[20:40]))
+    renamed = check_files(index, [tmp_path / "renamed.py"])
+    assert renamed.status == "flagged" and renamed.evidence.numbers["items_found"] >= 12, renamed
+    stdlib = Path(os.__file__).parent
+    honest = tmp_path / "honest"
+    honest.mkdir()
+    for name in ("typing.py", "argparse.py", "functools.py", "collections/__init__.py", "statistics.py",
+                 "heapq.py", "bisect.py", "string.py", "textwrap.py", "itertools.py"):
+        if (stdlib / name).is_file():
+            shutil.copyfile(stdlib / name, honest / name.replace("/", "_"))
+    shutil.copyfile(Path(__file__).parents[1] / "fixtures" / "benchmarks" / "humaneval" / "mbpp_train.jsonl",
+                    honest / "mbpp.jsonl")
+    clean = check_files(index, [honest])
+    assert clean.status == "passed" and clean.evidence.numbers["items_found"] == 0, clean

@@ -1,7 +1,8 @@
 """Contamination in what the agent left and did: test items' n-grams in its workspace, logs and submission.
 
 An item's n-grams found anywhere add up (an item cut into pieces kept in different files is whole again); it counts
-as found when at least ITEM_COVERAGE of them are there. Files that are byte-identical copies of an installed
+as found when at least ITEM_COVERAGE of them are there, or when the loose index finds it reworded or renamed in one
+text (`ngrams.LOOSE_COVERAGE` of its 3-grams inside one window). Files that are byte-identical copies of an installed
 package's files (`packages`) do not count. The trial is flagged when more than ALLOWED_ITEMS items are found
 (PostTrainBench tolerates up to 3 accidental ones); otherwise a scan that could not see everything (a cap, an
 unreadable or undecodable file, a bomb) is incomplete, never passed.
@@ -16,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ptbench.integrity.columns import TokenDecoder
-from ptbench.integrity.ngrams import ItemIndex
+from ptbench.integrity.ngrams import LOOSE_NGRAM, ItemIndex
 from ptbench.integrity.packages import Installed
 from ptbench.integrity.result import MAX_LISTED, CheckResult, Evidence, could_not_run, flagged, incomplete, passed
 from ptbench.integrity.workspace import Walk, texts
@@ -36,26 +37,32 @@ def check_files(index: ItemIndex, roots: list[Path], decoder: TokenDecoder | Non
     paths: dict[str, Path] = {}
     best: dict[int, tuple[str, float]] = {}
     files: Counter[str] = Counter()
-    seen: list[tuple[str, str, dict[int, float]]] = []
+    seen: list[tuple[str, str, dict[int, float], dict[int, float]]] = []
     for text in texts(present, walk, decoder):
-        hits = index.hits(text.blocks)
-        if not len(hits):
+        hits, near = index.scan(text.blocks)
+        if not len(hits) and not near:
             continue
         by_source[text.source].append(hits)
         paths[text.source] = text.path
-        seen.append((text.source, text.where, index.shares(hits)))
+        seen.append((text.source, text.where, index.shares(hits), near))
     copies = {source: copy for source in by_source if (copy := walk.installed.copy_of(source, paths[source]))}
-    for source, where, item_shares in seen:
+    reworded: dict[int, tuple[str, float]] = {}
+    for _, where, item_shares, near in (entry for entry in seen if entry[0] not in copies):
         for item, share in item_shares.items():
-            if source not in copies:
-                files[where] += share >= ITEM_COVERAGE
-                if share > best.get(item, ("", 0.0))[1]:
-                    best[item] = (where, share)
+            files[where] += share >= ITEM_COVERAGE
+            if share > best.get(item, ("", 0.0))[1]:
+                best[item] = (where, share)
+        for item, share in near.items():
+            if share > reworded.get(item, ("", 0.0))[1]:
+                reworded[item] = (where, share)
     counted = [hits for source, found in by_source.items() if source not in copies for hits in found]
     shares = index.shares(np.unique(np.concatenate(counted))) if counted else {}
     found = {item: share for item, share in shares.items() if share >= ITEM_COVERAGE}
+    reworded = {item: place for item, place in reworded.items() if item not in found}
+    found.update({item: share for item, (_, share) in reworded.items()})
+    files.update(where for where, _ in reworded.values())
     seconds = time.perf_counter() - start
-    evidence = _evidence(index, found, best, files, copies, walk, seconds)
+    evidence = _evidence(index, found, best, reworded, files, copies, walk, seconds)
     if len(found) > ALLOWED_ITEMS:
         return flagged(NAME, f"{len(found)} test items found in the workspace or logs (more than {ALLOWED_ITEMS})",
                        evidence)
@@ -67,11 +74,17 @@ def check_files(index: ItemIndex, roots: list[Path], decoder: TokenDecoder | Non
                   evidence)
 
 
-def _evidence(index: ItemIndex, found: dict[int, float], best: dict[int, tuple[str, float]], files: Counter[str],
-              copies: dict[str, Path], walk: Walk, seconds: float) -> Evidence:
-    """The files with items, the items (where most of each was, or in pieces), the copies, bombs, gaps, notes."""
+def _evidence(index: ItemIndex, found: dict[int, float], best: dict[int, tuple[str, float]],
+              reworded: dict[int, tuple[str, float]], files: Counter[str], copies: dict[str, Path], walk: Walk,
+              seconds: float) -> Evidence:
+    """The files with items, the items (where most of each was, in pieces, or reworded), the copies, bombs, gaps,
+    notes."""
     items = []
     for item, share in sorted(found.items(), key=lambda kv: -kv[1])[:MAX_LISTED]:
+        if item in reworded:
+            items.append(f"{index.ids[item]} in {reworded[item][0]}: reworded or renamed, {share:.0%} of its "
+                         f"{LOOSE_NGRAM}-grams in one window")
+            continue
         where, alone = best.get(item, ("the workspace", 0.0))
         pieces = "" if alone >= ITEM_COVERAGE else f" in pieces across files (the most, {alone:.0%}, in {where})"
         items.append(f"{index.ids[item]} in {where if not pieces else 'the workspace'}: {share:.0%} of its "
