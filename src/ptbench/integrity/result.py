@@ -33,7 +33,8 @@ class CheckResult(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    schema_version: Literal[1] = 1
+    schema_version: Literal[1, 2] = 2
+    """2 added the status "incomplete"; a version-1 result (never incomplete) still reads."""
     name: str
     status: CheckStatus
     reason: str = Field(max_length=500)
