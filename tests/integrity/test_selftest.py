@@ -26,7 +26,8 @@ EXPECTED = {
 
 
 def test_selftest_catches_every_cheat_and_flags_no_honest_run(cli) -> None:
-    result = cli("integrity", "selftest", "--quick", "--json", "--data-dir", str(DATA))
+    # 16 cases, each loading a model: minutes on a shared 2-core machine
+    result = cli("integrity", "selftest", "--quick", "--json", "--data-dir", str(DATA), timeout=1500)
     assert result.returncode == 0, result.stderr
     report = SelftestReport.model_validate_json(result.stdout)
     assert (report.cheats, report.caught, report.honest, report.false_flags, report.failed) == (13, 13, 3, 0, 0)

@@ -129,8 +129,7 @@ def _sniff(head: bytes, where: str) -> str | None:
         return "zip"
     if head[257:262] == b"ustar":
         return "tar"
-    if head.startswith(b"PAR1") or head.startswith(b"ARROW1") or head.startswith(b"\xff\xff\xff\xff") \
-            or where.lower().endswith((".parquet", ".arrow", ".feather")):
+    if head.startswith((b"PAR1", b"ARROW1")) or where.lower().endswith((".parquet", ".arrow", ".feather")):
         return "columns"
     if head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
         return "pickle"
