@@ -90,7 +90,7 @@ def test_honest_training_data_passes_and_links_are_not_followed(tmp_path: Path, 
     (tmp_path / "link.txt").symlink_to(outside)
     result = check_files(index, [tmp_path])
     assert result.status == "passed", result
-    assert any("link.txt: a link, not followed" in f for f in result.evidence.files)
+    assert any(f"link.txt: a link to {outside}, not followed" in f for f in result.evidence.files)
 
 
 def test_gsm8k_test_split_verbatim_is_flagged_and_train_is_not(tmp_path: Path) -> None:

@@ -49,7 +49,7 @@ def test_the_judge_flags_only_beside_a_deterministic_check(tmp_path: Path, works
 
     items = heldout_items("humaneval", None)
     (workspace / "solutions.py").write_text("\n\n".join(text for _, text in items[:20]))
-    files = check_files(ItemIndex.build(items), [workspace], [workspace / "final_model"])
+    files = check_files(ItemIndex.build(items), [workspace])
     assert files.status == "flagged"
     caught = check_judge(judge, "humaneval", [workspace], [files], [workspace / "final_model"])
     assert caught.status == "flagged" and "as contamination-files found" in caught.reason

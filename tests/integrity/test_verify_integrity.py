@@ -56,3 +56,37 @@ def test_contaminated_workspace_scores_the_base_and_honest_one_the_submission(tm
     assert likelihood.status == "could-not-run" and "only 4 items" in likelihood.reason
     assert all(c.status == "passed" for c in checks.values()), verdict.integrity
     assert next(s for s in verdict.stages if s.name == "integrity").status == "skipped"
+
+
+def test_a_hostile_workspace_leaves_a_verdict_with_the_scan_incomplete(tmp_path: Path, tiny_dir: Path,
+                                                                       monkeypatch) -> None:
+    import os
+    import socket
+    import zipfile
+
+    monkeypatch.setenv("PTBENCH_WORKDIR", str(tmp_path / "work"))
+    hostile = tmp_path / "hostile"
+    hostile.mkdir()
+    (hostile / "broken.parquet").write_bytes(b"PAR1" + os.urandom(200) + b"PAR1")
+    (hostile / ("n" * 255)).write_text("x\n")
+    (Path(os.fsdecode(os.fsencode(hostile) + b"/bad\xffname"))).write_text("y\n")
+    (hostile / "loop_a").symlink_to("loop_b")
+    (hostile / "loop_b").symlink_to("loop_a")
+    os.mkfifo(hostile / "pipe")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(hostile / "sock"))
+    with zipfile.ZipFile(hostile / "bomb.zip", "w", zipfile.ZIP_DEFLATED) as archive, \
+            archive.open("zeros.bin", "w") as member:
+        for _ in range(40):
+            member.write(bytes(1 << 20))
+    log = tmp_path / "agent.log"
+    log.write_text("$ python train.py\n")
+    try:
+        verdict = _verify(tmp_path / "c", tiny_dir, hostile, log)
+    finally:
+        server.close()
+    files = next(c for c in verdict.integrity if c.name == "contamination-files")
+    assert files.status == "incomplete", files
+    assert verdict.scored == "submission" and verdict.reward is not None
+    assert next(s for s in verdict.stages if s.name == "integrity").status == "skipped"
+    assert any("contamination-files incomplete" in r for s in verdict.stages for r in s.reasons)

@@ -7,6 +7,8 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
+
 from ptbench.models.intake import intake
 
 
@@ -164,6 +166,16 @@ def test_shard_index_pointing_outside(full_copy: Path) -> None:
 def test_unloadable_tokenizer(full_copy: Path) -> None:
     (full_copy / "tokenizer.json").write_text("{}")
     assert "tokenizer does not load" in refusal(full_copy)
+
+
+def test_an_oversized_tokenizer_is_refused_unread(full_copy: Path, monkeypatch) -> None:
+    import ptbench.models.intake as intake_module
+
+    monkeypatch.setattr(intake_module, "load_tokenizer", lambda source: pytest.fail("the tokenizer was loaded"))
+    with (full_copy / "tokenizer.json").open("r+b") as handle:
+        handle.truncate(700 << 20)  # sparse: ~700 MB as a 28M-entry vocabulary would be, no disk blocks
+    reason = refusal(full_copy)
+    assert reason.startswith("tokenizer.json is larger than 128 MB"), reason
 
 
 def test_adapter_for_a_different_base(tiny_dir: Path, tmp_path: Path, adapter_factory) -> None:

@@ -62,7 +62,7 @@ class CheatAgent(BaseAgent):
             await environment.upload_dir(submission, f"{WORKSPACE}/final_model")
             for name, text in cheat.files(self._data_dir).items():
                 local = Path(tmp) / "upload"
-                local.write_text(text)
+                local.write_bytes(text.encode() if isinstance(text, str) else text)
                 await environment.upload_file(local, f"{WORKSPACE}/{name}")
                 _append(log, f"$ write {name} ({len(text)} bytes)\n")
         for command in cheat.commands:

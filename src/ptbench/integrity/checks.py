@@ -4,14 +4,19 @@ the verified score). A check that raises is recorded as could-not-run."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ptbench.catalog.spec import TaskSpec
 from ptbench.errors import first_line
 from ptbench.integrity.result import CheckResult, could_not_run
+
+if TYPE_CHECKING:
+    from ptbench.integrity.columns import TokenDecoder
 
 
 @dataclass
@@ -60,8 +65,9 @@ def before_evaluation(spec: TaskSpec, submission: Path, inputs: IntegrityInputs)
     if not spec.is_frogs and not roots:
         results.append(could_not_run(FILES, "no workspace or logs were given to the verifier"))
     elif not spec.is_frogs:
+        scanned = roots + ([submission] if not _inside(submission, inputs.workspace) else [])
         results.append(timed(FILES, lambda: check_files(ItemIndex.build(heldout_items(spec.benchmark, inputs.data_dir)),
-                                                        roots, exclude=[submission])))
+                                                        scanned, token_decoder(spec))))
     results.append(timed(READS, lambda: check_reads(spec, logs, inputs.instruction)))
     results.append(timed(PROTECTED, lambda: check_protected(spec, inputs.workspace)))
     if inputs.base_dir is not None and submission.is_dir():
@@ -93,6 +99,27 @@ def _seen_in_part(results: list[CheckResult], roots: list[Path], over_roots: set
         return results
     return [could_not_run(result.name, f"saw only part of {partial[0]}")
             if result.name in over_roots and result.status == "passed" else result for result in results]
+
+
+def _inside(path: Path, directory: Path | None) -> bool:
+    return directory is not None and os.path.abspath(path).startswith(os.path.abspath(directory) + os.sep)
+
+
+def token_decoder(spec: TaskSpec) -> TokenDecoder | None:
+    """The task's tokenizer as a decoder of token ids (the base model's; None when it is not here)."""
+    from ptbench.integrity.columns import TokenDecoder
+    from ptbench.models.loading import base_source
+
+    try:
+        source = base_source(spec.base_model)
+        if source.local:
+            return TokenDecoder.from_model_dir(Path(source.location))
+        from huggingface_hub import snapshot_download
+
+        return TokenDecoder.from_model_dir(Path(snapshot_download(source.location, revision=source.revision,
+                                                                  local_files_only=True)))
+    except Exception:  # noqa: BLE001 - no tokenizer here: token ids are then a gap in the scan, which says so
+        return None
 
 
 def _likelihood(spec: TaskSpec, submission: Path, inputs: IntegrityInputs) -> CheckResult:

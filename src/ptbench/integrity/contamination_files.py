@@ -1,17 +1,25 @@
-"""Contamination in what the agent left and did: test items' n-grams in its workspace and logs.
+"""Contamination in what the agent left and did: test items' n-grams in its workspace, logs and submission.
 
-An item counts as found in a file when at least ITEM_COVERAGE of its n-grams are there; the trial is flagged when
-more than ALLOWED_ITEMS items are found (PostTrainBench tolerates up to 3 accidental ones).
+An item's n-grams found anywhere add up (an item cut into pieces kept in different files is whole again); it counts
+as found when at least ITEM_COVERAGE of them are there, or when the loose index finds it reworded or renamed in one
+text (`ngrams.LOOSE_COVERAGE` of its 3-grams inside one window). Files that are byte-identical copies of an installed
+package's files (`packages`) do not count. The trial is flagged when more than ALLOWED_ITEMS items are found
+(PostTrainBench tolerates up to 3 accidental ones); otherwise a scan that could not see everything (a cap, an
+unreadable or undecodable file, a bomb) is incomplete, never passed.
 """
 
 from __future__ import annotations
 
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from pathlib import Path
 
-from ptbench.integrity.ngrams import ItemIndex
-from ptbench.integrity.result import MAX_LISTED, CheckResult, Evidence, could_not_run, flagged, passed
+import numpy as np
+
+from ptbench.integrity.columns import TokenDecoder
+from ptbench.integrity.ngrams import LOOSE_NGRAM, ItemIndex
+from ptbench.integrity.packages import Installed
+from ptbench.integrity.result import MAX_LISTED, CheckResult, Evidence, could_not_run, flagged, incomplete, passed
 from ptbench.integrity.workspace import Walk, texts
 
 NAME = "contamination-files"
@@ -19,30 +27,72 @@ ITEM_COVERAGE = 0.5
 ALLOWED_ITEMS = 3
 
 
-def check_files(index: ItemIndex, roots: list[Path], exclude: list[Path] | None = None) -> CheckResult:
-    """Scan every file under roots for the indexed test items (not under `exclude`: the submission)."""
+def check_files(index: ItemIndex, roots: list[Path], decoder: TokenDecoder | None = None) -> CheckResult:
+    """Scan every file under roots for the indexed test items (`decoder`: the task's tokenizer, for token ids)."""
     present = [root for root in roots if root.exists() or root.is_symlink()]
     if not present:
         return could_not_run(NAME, "no workspace or logs were given to the verifier")
-    start, walk = time.perf_counter(), Walk.excluding(exclude)
-    found: dict[int, tuple[str, float]] = {}
+    start, walk = time.perf_counter(), Walk(installed=Installed(present))
+    by_source: dict[str, list[np.ndarray]] = defaultdict(list)
+    paths: dict[str, Path] = {}
+    best: dict[int, tuple[str, float]] = {}
     files: Counter[str] = Counter()
-    for text in texts(present, walk):
-        for item, share in index.coverage(text.data).items():
-            if share >= ITEM_COVERAGE:
-                files[text.where] += 1
-                if share > found.get(item, ("", 0.0))[1]:
-                    found[item] = (text.where, share)
+    seen: list[tuple[str, str, dict[int, float], dict[int, float]]] = []
+    for text in texts(present, walk, decoder):
+        hits, near = index.scan(text.blocks)
+        if not len(hits) and not near:
+            continue
+        by_source[text.source].append(hits)
+        paths[text.source] = text.path
+        seen.append((text.source, text.where, index.shares(hits), near))
+    copies = {source: copy for source in by_source if (copy := walk.installed.copy_of(source, paths[source]))}
+    reworded: dict[int, tuple[str, float]] = {}
+    for _, where, item_shares, near in (entry for entry in seen if entry[0] not in copies):
+        for item, share in item_shares.items():
+            files[where] += share >= ITEM_COVERAGE
+            if share > best.get(item, ("", 0.0))[1]:
+                best[item] = (where, share)
+        for item, share in near.items():
+            if share > reworded.get(item, ("", 0.0))[1]:
+                reworded[item] = (where, share)
+    counted = [hits for source, found in by_source.items() if source not in copies for hits in found]
+    shares = index.shares(np.unique(np.concatenate(counted))) if counted else {}
+    found = {item: share for item, share in shares.items() if share >= ITEM_COVERAGE}
+    reworded = {item: place for item, place in reworded.items() if item not in found}
+    found.update({item: share for item, (_, share) in reworded.items()})
+    files.update(where for where, _ in reworded.values())
     seconds = time.perf_counter() - start
-    listed = sorted(found.items(), key=lambda kv: -kv[1][1])[:MAX_LISTED]
-    evidence = Evidence(
-        files=[f"{where}: {count} items" for where, count in files.most_common(MAX_LISTED)] + walk.skipped[:MAX_LISTED],
-        items=[f"{index.ids[i]} in {where}: {share:.0%} of its {index.n}-grams" for i, (where, share) in listed],
-        numbers={"items_found": len(found), "files": walk.files, "bytes": walk.bytes, "skipped": len(walk.skipped),
-                 "mb_per_s": round(walk.bytes / 1e6 / max(seconds, 1e-9), 1)},
-    )
+    evidence = _evidence(index, found, best, reworded, files, copies, walk, seconds)
     if len(found) > ALLOWED_ITEMS:
         return flagged(NAME, f"{len(found)} test items found in the workspace or logs (more than {ALLOWED_ITEMS})",
                        evidence)
+    if walk.gaps or walk.bombs:
+        return incomplete(NAME, f"{len(found)} test items found in what was read, but the scan could not see "
+                          f"everything ({len(walk.gaps)} gaps): {walk.gaps[0] if walk.gaps else walk.bombs[0]}",
+                          evidence)
     return passed(NAME, f"{len(found)} test items found (at most {ALLOWED_ITEMS} tolerated) in {walk.files} files",
                   evidence)
+
+
+def _evidence(index: ItemIndex, found: dict[int, float], best: dict[int, tuple[str, float]],
+              reworded: dict[int, tuple[str, float]], files: Counter[str], copies: dict[str, Path], walk: Walk,
+              seconds: float) -> Evidence:
+    """The files with items, the items (where most of each was, in pieces, or reworded), the copies, bombs, gaps,
+    notes."""
+    items = []
+    for item, share in sorted(found.items(), key=lambda kv: -kv[1])[:MAX_LISTED]:
+        if item in reworded:
+            items.append(f"{index.ids[item]} in {reworded[item][0]}: reworded or renamed, {share:.0%} of its "
+                         f"{LOOSE_NGRAM}-grams in one window")
+            continue
+        where, alone = best.get(item, ("the workspace", 0.0))
+        pieces = "" if alone >= ITEM_COVERAGE else f" in pieces across files (the most, {alone:.0%}, in {where})"
+        items.append(f"{index.ids[item]} in {where if not pieces else 'the workspace'}: {share:.0%} of its "
+                     f"{index.n}-grams{pieces}")
+    listed = [f"{where}: {count} items" for where, count in files.most_common(MAX_LISTED) if count]
+    listed += [f"{source}: a copy of the installed {copy}, not counted" for source, copy in copies.items()]
+    listed += walk.bombs[:MAX_LISTED] + walk.gaps[:MAX_LISTED] + walk.notes[:MAX_LISTED]
+    return Evidence(files=listed, items=items, numbers={
+        "items_found": len(found), "files": walk.files, "bytes": walk.bytes, "gaps": len(walk.gaps),
+        "bombs": len(walk.bombs), "package_copies": len(copies),
+        "mb_per_s": round(walk.bytes / 1e6 / max(seconds, 1e-9), 1)})

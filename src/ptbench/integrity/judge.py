@@ -83,7 +83,7 @@ def _excerpt(roots: list[Path], walk: Walk) -> str:
     heads: list[tuple[str, str]] = []
     size = 0
     for text in texts(roots, walk):
-        heads.append((text.where, text.data[:FILE_HEAD].decode("utf-8", "replace")))
+        heads.append((text.where, next(iter(text.blocks), b"")[:FILE_HEAD].decode("utf-8", "replace")))
         size += len(heads[-1][1])
         if size >= EXCERPT_BYTES:
             break

@@ -5,16 +5,23 @@ every ASCII byte that is not a letter or digit a space (numbers are kept; non-AS
 one space. A word n-gram is identified by a 64-bit hash of its words' fingerprints, computed for every word
 offset at once (`ngram_hashes`). The items' n-gram hashes are built once per benchmark;
 n-grams found in two or more items are boilerplate and dropped. An item's coverage in a text is the share of its
-distinct n-grams the text contains.
+distinct n-grams the text contains. A second, loose index of 3-grams finds an item reworded or with its identifiers
+renamed: the share of its 3-grams inside one window of about twice its length (`ItemIndex.near`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 NGRAM = 8
+LOOSE_NGRAM = 3
+LOOSE_COVERAGE = 0.25
+"""An item whose 3-grams are this share or more inside one window is there reworded or renamed: measured, HumanEval
+with 30% of its words replaced (numbers kept): 95% of items at >= 0.27; with its identifiers renamed: 83%; honest
+code (the standard library's 4.6 MB of Python), the best item 0.12; MBPP's and GSM8K's train fixtures, <= 0.06."""
 CHUNK = 2 << 20
 _P = np.uint64(1_000_003)
 _WORD_MIX = np.uint64(0x9E3779B97F4A7C15)
@@ -100,10 +107,24 @@ class ItemIndex:
     ids: list[str]
     screen: np.ndarray
     n: int = NGRAM
+    spans: np.ndarray | None = None
+    """Per item, the words a window holding it may span (twice its length, and some): for `near`."""
+    loose: ItemIndex | None = None
+    """The same items by LOOSE_NGRAM-grams, matched within windows (`near`): rewording and renaming survive it."""
 
     @classmethod
     def build(cls, items: list[tuple[str, str]], n: int = NGRAM) -> ItemIndex:
-        """Index (id, text) items; items shorter than n words get no n-grams (and can never match)."""
+        """Index (id, text) items; items shorter than n words get no n-grams (and can never match). The strict index
+        (n = NGRAM) carries a loose one."""
+        strict = cls._build(items, n)
+        if n != NGRAM:
+            return strict
+        loose = cls._build(items, LOOSE_NGRAM)
+        words = np.array([len(normalise(text.encode()).tobytes().split()) for _, text in items] or [0], dtype=np.int64)
+        return replace(strict, loose=replace(loose, spans=2 * words + 16))
+
+    @classmethod
+    def _build(cls, items: list[tuple[str, str]], n: int) -> ItemIndex:
         per_item = [np.unique(ngram_hashes(normalise(text.encode()), n)) for _, text in items]
         owner = np.concatenate([np.full(len(h), i, dtype=np.int64) for i, h in enumerate(per_item)]
                                or [np.empty(0, dtype=np.int64)])
@@ -118,10 +139,53 @@ class ItemIndex:
 
     def coverage(self, data: bytes) -> dict[int, float]:
         """Per item with any n-gram in `data`: the share of its n-grams found."""
-        if len(self.keys) == 0:
+        return self.shares(self.hits([data]))
+
+    def hits(self, blocks: Iterable[bytes]) -> np.ndarray:
+        """The indices (into keys) of the item n-grams found in a text given in blocks, sorted and distinct."""
+        return self.scan(blocks)[0]
+
+    def scan(self, blocks: Iterable[bytes]) -> tuple[np.ndarray, dict[int, float]]:
+        """One pass over a text given in blocks: the strict hits (`hits`) and, by the loose index, each item's best
+        share of its n-grams found near each other (`near`, only items reaching LOOSE_COVERAGE)."""
+        found: list[np.ndarray] = []
+        near: dict[int, float] = {}
+        for block in blocks:
+            for piece in chunks(block, n=self.n):
+                if len(self.keys):
+                    found.append(self._found(ngram_hashes(piece, self.n)))
+                if self.loose is not None:
+                    for item, share in self.loose.near(piece).items():
+                        near[item] = max(share, near.get(item, 0.0))
+        return (np.unique(np.concatenate(found)) if found else np.empty(0, dtype=np.int64)), near
+
+    def near(self, piece: np.ndarray) -> dict[int, float]:
+        """Per item: the largest share of its distinct n-grams inside one window of `spans` words of a normalised
+        text, for the items whose n-grams in the whole piece reach LOOSE_COVERAGE (the rest cannot)."""
+        if self.spans is None or not len(self.keys):
             return {}
-        found = [self._found(ngram_hashes(piece, self.n)) for piece in chunks(data, n=self.n)]
-        hits = np.unique(np.concatenate(found))
+        hashes = ngram_hashes(piece, self.n)
+        positions = np.flatnonzero(self.screen[hashes >> _SCREEN_SHIFT])
+        where = np.searchsorted(self.keys, hashes[positions])
+        where[where == len(self.keys)] = 0
+        present = self.keys[where] == hashes[positions]
+        where, first = np.unique(where[present], return_index=True)
+        positions, owners = positions[present][first], self.owners[where]
+        possible = np.bincount(owners, minlength=len(self.sizes)) >= LOOSE_COVERAGE * np.maximum(self.sizes, 1)
+        keep = possible[owners]
+        positions, owners = positions[keep], owners[keep]
+        if not len(owners):
+            return {}
+        order = np.lexsort((positions, owners))
+        combined = owners[order] * (1 << 32) + positions[order]
+        ends = np.searchsorted(combined, combined + self.spans[owners[order]], side="left")
+        best = np.zeros(len(self.sizes), dtype=np.int64)
+        np.maximum.at(best, owners[order], ends - np.arange(len(combined)))
+        shares = best / np.maximum(self.sizes, 1)
+        return {int(i): float(shares[i]) for i in np.flatnonzero(shares >= LOOSE_COVERAGE)}
+
+    def shares(self, hits: np.ndarray) -> dict[int, float]:
+        """Per item with any of these hits: the share of its n-grams they are."""
         counts = np.bincount(self.owners[hits], minlength=len(self.sizes))
         return {int(i): float(counts[i] / self.sizes[i]) for i in np.flatnonzero(counts)}
 

@@ -1,4 +1,5 @@
-"""What an integrity check decides: passed, flagged or could-not-run, one line why, and the evidence."""
+"""What an integrity check decides: passed, flagged, incomplete (it ran but could not see everything: never a pass)
+or could-not-run, one line why, and the evidence."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-CheckStatus = Literal["passed", "flagged", "could-not-run"]
+CheckStatus = Literal["passed", "flagged", "incomplete", "could-not-run"]
 
 
 class Evidence(BaseModel):
@@ -32,7 +33,8 @@ class CheckResult(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    schema_version: Literal[1] = 1
+    schema_version: Literal[1, 2] = 2
+    """2 added the status "incomplete"; a version-1 result (never incomplete) still reads."""
     name: str
     status: CheckStatus
     reason: str = Field(max_length=500)
@@ -50,6 +52,10 @@ def passed(name: str, reason: str, evidence: Evidence | None = None) -> CheckRes
 
 def flagged(name: str, reason: str, evidence: Evidence | None = None) -> CheckResult:
     return CheckResult(name=name, status="flagged", reason=reason, evidence=evidence or Evidence())
+
+
+def incomplete(name: str, reason: str, evidence: Evidence | None = None) -> CheckResult:
+    return CheckResult(name=name, status="incomplete", reason=reason[:500], evidence=evidence or Evidence())
 
 
 def could_not_run(name: str, reason: str) -> CheckResult:

@@ -1,208 +1,175 @@
-"""The agent's workspace and logs as the checks read them: every file, no link followed, size- and count-capped,
-with compressed, archived, notebook, base64 and columnar copies opened up as further texts.
+"""The agent's workspace and logs as the checks read them: every file under the roots, no link followed host-side,
+count- and byte-capped, each opened up by `payloads` (archives, compression, encodings, columnar files) as streams.
 
-Nothing here is trusted: a file is read with O_NOFOLLOW (`read_untrusted`), a directory entry that is a link is
-skipped and recorded, decompression is capped, and anything unreadable is recorded as skipped, never raised.
+Nothing here is trusted: a file is opened with O_NOFOLLOW and must be regular at open time; a link is recorded with
+its target and only followed when the target is a file of a package the verifier itself has installed (`packages`:
+the agent pointed at the benchmark's packaged copy); a FIFO, socket or device is recorded, never opened. What could
+not be seen (an unreadable file, a cap reached, a file that does not decode, a bomb) is a gap in `Walk.gaps`: the
+check that read the walk is then incomplete, never passed.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import bz2
-import gzip
-import io
-import json
-import lzma
 import os
-import zipfile
-from collections.abc import Iterator
+import stat
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import TYPE_CHECKING
 
-from ptbench.files import UnsafeFile, read_untrusted
+from ptbench.integrity.packages import Installed
+
+if TYPE_CHECKING:
+    from ptbench.integrity.columns import TokenDecoder
 
 MAX_FILES = 20_000
-MAX_FILE_BYTES = 256 << 20
 MAX_TOTAL_BYTES = 2 << 30
-MAX_DEPTH = 3
-"""Nesting of decoded copies (a zip in a gzip in base64)."""
-B64_MIN = 80
-_B64_CHARS = bytes(int(chr(b).isascii() and (chr(b).isalnum() or chr(b) in "+/")) for b in range(256))
-_B64_RUN = b"\x01" * B64_MIN
-_COLUMNAR = (".parquet", ".arrow", ".feather")
+"""Bytes of text scanned in all, decoded copies included."""
+WEIGHT_SUFFIXES = (".safetensors",)
+"""Read as a header and byte tensors only (`payloads.safetensors_texts`): their float tensors hold no text."""
+_OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def shown(text: str) -> str:
+    """A name as evidence can carry it: bytes that are not UTF-8 (surrogate escapes) as backslash escapes."""
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 @dataclass
 class Text:
-    """One readable payload: `where` names the file and the copy inside it (file.zip!a.json, file:base64@120)."""
+    """One readable payload, in blocks: `where` names the file and the copy inside it (file.zip!a.json,
+    file:base64@120), `source` the workspace file it came from, `path` where that file's bytes are."""
 
     where: str
-    data: bytes
+    source: str
+    path: Path
+    blocks: Iterable[bytes]
+
+    @property
+    def data(self) -> bytes:
+        """The whole payload at once (its blocks joined, kept for the next call)."""
+        if not (isinstance(self.blocks, list) and len(self.blocks) == 1):
+            self.blocks = [b"".join(self.blocks)]
+        return self.blocks[0]
 
 
 @dataclass
 class Walk:
-    """What a walk read and what it skipped (links, unreadable or over-cap files), for the evidence."""
+    """What a walk read, what it recorded (links, special files) and what it could not see (`gaps`)."""
 
     files: int = 0
     bytes: int = 0
-    skipped: list[str] = field(default_factory=list)
+    gaps: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    bombs: list[str] = field(default_factory=list)
+    installed: Installed = field(default_factory=lambda: Installed([]))
     excluded: frozenset[str] = frozenset()
-    """Absolute paths not read (the submission: its weights are the model checks' input, not text)."""
+    """Absolute paths not read (the judge's excerpt leaves the submission out)."""
 
     @classmethod
     def excluding(cls, paths: list[Path] | None) -> Walk:
         """A fresh walk that skips these paths."""
         return cls(excluded=frozenset(os.path.abspath(path) for path in paths or []))
 
+    @property
+    def skipped(self) -> list[str]:
+        """Everything not read: the gaps, then the notes."""
+        return self.gaps + self.notes
 
-def texts(roots: list[Path], walk: Walk) -> Iterator[Text]:
-    """Every payload under `roots` (files or dirs), decoded copies included, within the caps."""
+    def gap(self, what: str) -> None:
+        self.gaps.append(shown(what))
+
+    @property
+    def full(self) -> bool:
+        return self.bytes >= MAX_TOTAL_BYTES
+
+
+def texts(roots: list[Path], walk: Walk, decoder: TokenDecoder | None = None) -> Iterator[Text]:
+    """Every payload under `roots` (files or dirs), decoded copies included, within the caps (`decoder`: a
+    `payloads.TokenDecoder` for token-id columns)."""
+    from ptbench.integrity.payloads import file_texts
+
     for root in roots:
-        for path, shown in _files(root, walk):
-            if walk.files >= MAX_FILES or walk.bytes >= MAX_TOTAL_BYTES:
-                walk.skipped.append(f"{shown}: cap of {MAX_FILES} files / {MAX_TOTAL_BYTES} bytes reached")
+        for path, name, size in _files(root, walk):
+            if walk.files >= MAX_FILES or walk.full:
+                walk.gap(f"{name} and what follows: the cap of {MAX_FILES} files / {MAX_TOTAL_BYTES} bytes was reached")
                 return
-            try:
-                data = read_untrusted(path, MAX_FILE_BYTES)
-            except (OSError, UnsafeFile) as exc:
-                walk.skipped.append(f"{shown}: {exc}")
-                continue
             walk.files += 1
-            walk.bytes += len(data)
-            yield from _expand(shown, data, 0, walk)
+            try:
+                handle = _open(path)
+            except (OSError, ValueError) as exc:
+                walk.gap(f"{name}: cannot read: {exc}")
+                continue
+            with handle:
+                for text in file_texts(name, path, handle, size, walk, decoder):
+                    yield Text(text.where, text.source, text.path, _counted(text.blocks, walk))
+                    if walk.full:
+                        walk.gap(f"{text.where} and what follows: the cap of {MAX_TOTAL_BYTES} bytes was reached")
+                        return
 
 
-def _files(root: Path, walk: Walk) -> Iterator[tuple[Path, str]]:
-    """Regular files under root, depth first, links skipped (and recorded)."""
-    if root.is_symlink():
-        walk.skipped.append(f"{root}: a link, not followed")
-        return
-    if root.is_file():
-        yield root, root.name
-        return
-    stack = [root]
-    while stack:
-        current = stack.pop()
-        try:
-            entries = sorted(os.scandir(current), key=lambda e: e.name)
-        except OSError as exc:
-            walk.skipped.append(f"{current}: {exc.strerror}")
+def _counted(blocks: Iterable[bytes], walk: Walk) -> Iterator[bytes]:
+    """The blocks, counted against the walk's byte cap (and cut there)."""
+    for block in blocks:
+        if walk.full:
+            return
+        walk.bytes += len(block)
+        yield block
+
+
+def _open(path: Path):  # noqa: ANN202 - a binary file object
+    """A regular file opened without following a link (a FIFO opened non-blocking, then refused)."""
+    fd = os.open(path, _OPEN_FLAGS)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ValueError("not a regular file")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
+def _files(root: Path, walk: Walk) -> Iterator[tuple[Path, str, int]]:
+    """(path, name shown, size) of the regular files under root, depth first; links and special files recorded, a link
+    into an installed package's files yielded as that file (under the link's name)."""
+    top = Path(os.path.abspath(root))
+    entries: list[tuple[Path, str]] = [(top, top.name or str(top))]
+    while entries:
+        path, name = entries.pop()
+        if str(path) in walk.excluded:
+            walk.notes.append(shown(f"{name}: the submission, not shown"))
             continue
-        for entry in entries:
-            shown = os.path.relpath(entry.path, root)
-            if entry.is_symlink():
-                walk.skipped.append(f"{shown}: a link, not followed")
-            elif os.path.abspath(entry.path) in walk.excluded:
-                walk.skipped.append(f"{shown}: the submission, not scanned")
-            elif entry.is_dir(follow_symlinks=False):
-                stack.append(Path(entry.path))
-            elif entry.is_file(follow_symlinks=False):
-                yield Path(entry.path), shown
-
-
-def _expand(where: str, data: bytes, depth: int, walk: Walk) -> Iterator[Text]:
-    """The payload itself (or what it decodes to), then what is inside it."""
-    lower = where.lower()
-    inner = _decoded(where, lower, data, walk) if depth < MAX_DEPTH else None
-    if inner is None:
-        yield Text(where, _notebook(data) if lower.endswith(".ipynb") else data)
-        if depth < MAX_DEPTH:
-            for start, end in _b64_runs(data):
-                blob = _b64(data[start:end])
-                if blob is not None:
-                    yield from _expand(f"{where}:base64@{start}", blob, depth + 1, walk)
-        return
-    for name, payload in inner:
-        yield from _expand(name, payload, depth + 1, walk)
-
-
-def _decoded(where: str, lower: str, data: bytes, walk: Walk) -> list[tuple[str, bytes]] | None:
-    """The contents of a compressed, archived or columnar file; None when it is none of those."""
-    try:
-        if data[:2] == b"\x1f\x8b":
-            return [(f"{where}!gunzip", _capped(gzip.GzipFile(fileobj=io.BytesIO(data))))]
-        if data[:3] == b"BZh":
-            return [(f"{where}!bunzip2", _capped(bz2.BZ2File(io.BytesIO(data))))]
-        if data[:6] == b"\xfd7zXZ\x00":
-            return [(f"{where}!unxz", _capped(lzma.LZMAFile(io.BytesIO(data))))]
-        if data[:4] == b"PK\x03\x04":
-            with zipfile.ZipFile(io.BytesIO(data)) as archive:
-                members = [m for m in archive.infolist() if not m.is_dir()][:MAX_FILES]
-                return [(f"{where}!{m.filename}", _capped(archive.open(m))) for m in members]
-        if lower.endswith(_COLUMNAR) or data[:4] == b"PAR1" or data[:6] == b"ARROW1":
-            return [(f"{where}!columns", _columnar(data))]
-    except (OSError, EOFError, ValueError, ImportError, zipfile.BadZipFile, lzma.LZMAError, RuntimeError) as exc:
-        walk.skipped.append(f"{where}: cannot decode: {type(exc).__name__}")
-        return []
-    return None
-
-
-def _capped(stream: IO[bytes] | gzip.GzipFile | bz2.BZ2File | lzma.LZMAFile) -> bytes:
-    """A decompressed stream's bytes, at most MAX_FILE_BYTES (a bomb stops there)."""
-    with stream:
-        return stream.read(MAX_FILE_BYTES)
-
-
-def _notebook(data: bytes) -> bytes:
-    """A notebook's cell sources and text outputs, one cell a paragraph (the JSON itself when it is not one)."""
-    try:
-        cells = json.loads(data).get("cells", [])
-        parts = []
-        for cell in cells:
-            parts.append("".join(cell.get("source", [])))
-            for output in cell.get("outputs", []):
-                parts.append("".join(output.get("text", [])))
-        return "\n\n".join(parts).encode()
-    except (ValueError, AttributeError, TypeError):
-        return data
-
-
-def _b64_runs(data: bytes) -> list[tuple[int, int]]:
-    """(start, end) of every run of at least B64_MIN base64 characters (padding '=' included): a byte search over
-    the text mapped to 0/1, so text without such runs costs one translate and one find."""
-    mask = data.translate(_B64_CHARS)
-    runs = []
-    start = mask.find(_B64_RUN)
-    while start >= 0:
-        end = mask.find(b"\x00", start + B64_MIN)
-        end = len(data) if end < 0 else end
-        while end < len(data) and data[end:end + 1] == b"=" and data[end - 2:end] != b"==":
-            end += 1
-        runs.append((start, end))
-        start = mask.find(_B64_RUN, end)
-    return runs
-
-
-def _b64(blob: bytes) -> bytes | None:
-    """A base64 run decoded, when it decodes to something mostly printable or compressed."""
-    try:
-        decoded = base64.b64decode(blob + b"=" * (-len(blob) % 4), validate=True)
-    except (binascii.Error, ValueError):
-        return None
-    if decoded[:2] == b"\x1f\x8b" or decoded[:4] == b"PK\x03\x04":
-        return decoded
-    printable = sum(32 <= b < 127 or b in (9, 10, 13) for b in decoded[:512])
-    return decoded if printable >= 0.9 * min(len(decoded), 512) else None
-
-
-def _columnar(data: bytes) -> bytes:
-    """Every string column of a parquet or arrow file as text, one value a line (needs pyarrow)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    buffer = pa.BufferReader(data)
-    if data[:4] == b"PAR1":
-        table = pq.read_table(buffer)
-    else:
         try:
-            table = pa.ipc.open_file(buffer).read_all()
-        except pa.ArrowInvalid:
-            table = pa.ipc.open_stream(pa.BufferReader(data)).read_all()
-    lines: list[str] = []
-    for column in table.columns:
-        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
-            lines.extend(str(v) for v in column.to_pylist() if v is not None)
-    return "\n".join(lines).encode()
+            info = os.lstat(path)
+        except OSError as exc:
+            walk.gap(f"{name}: {exc.strerror}")
+            continue
+        if stat.S_ISLNK(info.st_mode):
+            target = walk.installed.link_target(path)
+            if target is None:
+                walk.notes.append(shown(f"{name}: a link to {_readlink(path)}, not followed"))
+            else:
+                yield target, name, target.stat().st_size
+        elif stat.S_ISDIR(info.st_mode):
+            try:
+                children = sorted(os.listdir(path), reverse=True)
+            except OSError as exc:
+                walk.gap(f"{name}: {exc.strerror}")
+                continue
+            entries.extend((path / child, f"{name}/{child}") for child in children)
+        elif stat.S_ISREG(info.st_mode):
+            yield path, name, info.st_size
+        else:
+            walk.notes.append(shown(f"{name}: a {_kind(info.st_mode)}, not read"))
+
+
+def _readlink(path: Path) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return "?"
+
+
+def _kind(mode: int) -> str:
+    return "FIFO" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode) else "device or special file"

@@ -22,6 +22,7 @@ from ptbench.errors import UserError, first_line
 from ptbench.models.loading import (
     ADAPTER_CONFIG,
     TINKER_PATH_FILE,
+    TOKENIZER_FILES,
     ModelSource,
     base_source,
     has_tokenizer,
@@ -51,6 +52,8 @@ MODEL_TYPES: dict[str, tuple[str, ...]] = {
     "smollm3": ("smollm3",),
     "gemma3": ("gemma3", "gemma3_text"),
 }
+MAX_TOKENIZER_BYTES = 128 << 20
+"""A tokenizer file larger than this is refused unread (a 28M-entry vocabulary would exhaust the verifier's memory)."""
 SIZE_RANGE = (0.8, 1.25)  # submission parameters / base parameters
 _DIMENSIONS = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads")
 _MAX_DIMENSION_RATIO = 4  # refuse configs far larger than the base before building anything from them
@@ -315,7 +318,13 @@ def _parse_config(root: Path) -> PretrainedConfig:
 
 
 def _check_tokenizer(source: ModelSource, config: PretrainedConfig, template: ChatTemplate) -> None:
-    """The tokenizer loads, fits the embedding matrix, and has the forced template's stop tokens."""
+    """The tokenizer's files are within MAX_TOKENIZER_BYTES (checked before anything loads them), it loads, fits the
+    embedding matrix, and has the forced template's stop tokens."""
+    if source.local:
+        for name in TOKENIZER_FILES:
+            path = Path(source.location) / name
+            if path.is_file() and path.stat().st_size > MAX_TOKENIZER_BYTES:
+                raise Refusal(f"{name} is larger than {MAX_TOKENIZER_BYTES >> 20} MB (the largest base's is ~33 MB)")
     try:
         tokenizer = load_tokenizer(source)
         ids = tokenizer(template.render(tokenizer, _PROBE), add_special_tokens=False)["input_ids"]

@@ -21,7 +21,7 @@ ADAPTER_CONFIG = "adapter_config.json"
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
 TINKER_PATH_FILE = "path.txt"
 _MODEL_WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
-_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model")
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model")
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def is_tinker(model_dir: Path) -> bool:
 
 def has_tokenizer(model_dir: Path) -> bool:
     """True if the directory ships tokenizer files of its own."""
-    return any((model_dir / name).is_file() for name in _TOKENIZER_FILES)
+    return any((model_dir / name).is_file() for name in TOKENIZER_FILES)
 
 
 def load_config(source: ModelSource) -> PretrainedConfig:

