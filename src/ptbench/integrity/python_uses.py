@@ -113,7 +113,8 @@ class _Folder:
             return None, []
         args = [self.fold(arg) for arg in node.args]
         keywords = {kw.arg: self.fold(kw.value) for kw in node.keywords if kw.arg}
-        texts = [a for a in args if a is not None]
+        owner = self.fold(node.func.value) if isinstance(node.func, ast.Attribute) else None
+        texts = [a for a in [owner, *args] if a is not None]  # a method's object: (Path(a) / b).iterdir()
         texts += [f"{key}={value if value is not None else '?'}" for key, value in keywords.items()]
         if tested:
             texts.append("split=test")
