@@ -18,12 +18,15 @@ import re
 from collections.abc import Iterator
 
 from ptbench.integrity.python_uses import python_uses
-from ptbench.integrity.shell_words import DEFAULT_ENV, Statement, is_command, join, parse, unescape
+from ptbench.integrity.shell_words import COMMAND_LINE, DEFAULT_ENV, Statement, is_command, join, parse, unescape
 from ptbench.integrity.uses import Use
 
 MAX_DEPTH = 4
 """Texts handed on inside texts (base64 in bash -c in python -c ...) are read this deep."""
 MAX_JSON_BYTES = 64 << 20
+MAX_CHUNK_LINES = 2000
+"""A command with its continuation lines (heredocs, open quotes) is read at most this long."""
+_HEREDOC = re.compile(r"<<-?[ \t]*['\"]?([A-Za-z_][\w-]*)")
 _PROMPT = re.compile(r"^[ \t]*(?:\([\w.-]+\)[ \t]+)?(?:[\w.-]+@[\w.-]+:[^\n#$]*[#$]|\$|>>>|In \[\d+\]:)[ \t]+",
                      re.MULTILINE)
 _PREFIXES = {"sudo", "env", "timeout", "nohup", "time", "nice", "exec", "command", "xargs", "stdbuf", "watch"}
@@ -49,7 +52,7 @@ def uses_in(text: str, where: str, depth: int = 0, quoted: str = "") -> list[Use
             return [use for document in documents for use in _json_uses(document, where, "", quoted)]
     found = python_uses(text)
     if found is None:
-        found = _shell_uses(_PROMPT.sub("", text), where)
+        found = _shell_uses(_PROMPT.sub("", text))
     uses, nested = found
     for inner in nested:
         uses.extend(uses_in(inner, where, depth + 1))
@@ -92,35 +95,62 @@ def _json_uses(value: object, where: str, key: str, quoted: str) -> Iterator[Use
             yield from _json_uses(item, where, str(name), quoted)
 
 
-def _shell_uses(text: str, where: str) -> tuple[list[Use], list[str]]:
-    """The commands of a shell text and the texts they hand on (prose lines skipped cheaply)."""
-    if not any(_starts_command(line) for line in text.splitlines()) and "`" not in text and "$(" not in text:
-        return [], []
+def _shell_uses(text: str) -> tuple[list[Use], list[str]]:
+    """The commands of a shell text and the texts they hand on (prose and output lines skipped, a repeated
+    command read once)."""
     uses: list[Use] = []
     nested: list[str] = []
-    cwd = DEFAULT_ENV["PWD"]
-    pipeline: list[Statement] = []
-    for statement in parse(text):
-        pipeline.append(statement)
-        use, inner = _command(statement, cwd, where)
-        nested.extend(inner)
-        if use is not None:
-            uses.append(use)
-            if use.name in ("cd", "pushd") and use.args:
-                cwd = posixpath.normpath(posixpath.join(cwd, use.args[-1]))
-        if not statement.piped:
-            nested.extend(_piped_text(pipeline))
-            pipeline = []
+    env, cwd, seen = dict(DEFAULT_ENV), DEFAULT_ENV["PWD"], set()
+    for chunk in command_chunks(text):
+        if chunk in seen:
+            continue
+        seen.add(chunk)
+        pipeline: list[Statement] = []
+        for statement in parse(chunk, env):
+            pipeline.append(statement)
+            use, inner = _command(statement, cwd)
+            nested.extend(inner)
+            if use is not None:
+                uses.append(use)
+                if use.name in ("cd", "pushd") and use.args:
+                    cwd = posixpath.normpath(posixpath.join(cwd, use.args[-1]))
+            if not statement.piped:
+                nested.extend(_piped_text(pipeline))
+                pipeline = []
     return uses, nested
 
 
-def _starts_command(line: str) -> bool:
-    """Whether a line may start a command (its first word is one, or a variable is assigned first)."""
-    first = line.split(maxsplit=1)[0] if line.strip() else ""
-    return is_command(first) or bool(_ASSIGNED.match(first))
+def command_chunks(text: str) -> Iterator[str]:
+    """The parts of a text that are commands: a line that starts one, with the lines that continue it (after a
+    trailing backslash, inside an open quote, a heredoc's body); the prose and output lines between are skipped."""
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        if not COMMAND_LINE.match(lines[i]):
+            i += 1
+            continue
+        single = double = 0
+        pending: list[str] = []
+        j = i
+        while True:
+            line = lines[j]
+            if pending:
+                if line.strip() == pending[0]:
+                    pending.pop(0)
+            else:
+                single += line.count("'")
+                double += line.count('"') - line.count('\\"')
+                pending += _HEREDOC.findall(line)
+            j += 1
+            if j >= len(lines) or j - i >= MAX_CHUNK_LINES:
+                break
+            if not (pending or line.endswith("\\") or single % 2 or double % 2):
+                break
+        yield "\n".join(lines[i:j])
+        i = j
 
 
-def _command(statement: Statement, cwd: str, where: str) -> tuple[Use | None, list[str]]:
+def _command(statement: Statement, cwd: str) -> tuple[Use | None, list[str]]:
     """A statement as a use (None when it is prose), and what it hands on."""
     nested = list(statement.substitutions)
     words = [w for w in statement.words]

@@ -17,6 +17,9 @@ _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.DOTALL)
 _SEPARATORS = ("&&", "||", ";;", ";", "&", "|", "(", ")", "{", "}", "\n")
 _REDIRECTS = ("<<<", "<<-", "<<", ">>", "&>>", "&>", ">|", ">&", "<&", ">", "<")
 _WORD_END = " \t\n;&|()<>"
+_OPERATOR_START = frozenset(";&|(){}<>\n")
+_BLANKS = re.compile(r"[ \t]+")
+_PLAIN = re.compile(r"[^ \t\n;&|()<>\\'\"$`]+")
 _C_ESCAPES = re.compile(r"\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|u[0-9a-fA-F]{4}|.)", re.DOTALL)
 _SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "f": "\f", "v": "\v"}
 DEFAULT_ENV = {"HOME": "/root", "PWD": "/app"}
@@ -76,7 +79,7 @@ class _Parser:
         while self.i < len(text):
             char = text[self.i]
             if char in " \t":
-                self.i += 1
+                self.i = _end_of(_BLANKS, text, self.i)
             elif char == "\\" and text[self.i + 1:self.i + 2] == "\n":
                 self.i += 2
             elif char == "#":
@@ -97,6 +100,8 @@ class _Parser:
         return self.statements
 
     def _operator(self, operators: tuple[str, ...]) -> str | None:
+        if self.text[self.i] not in _OPERATOR_START:
+            return None
         for op in operators:
             if self.text.startswith(op, self.i):
                 self.i += len(op)
@@ -175,8 +180,9 @@ class _Parser:
             elif char in "$`":
                 out.append(self._expansion())
             else:
-                out.append(char)
-                self.i += 1
+                end = _end_of(_PLAIN, text, self.i)
+                out.append(text[self.i:end])
+                self.i = end
         return "".join(out)
 
     def _may_span(self, start: int, end: int) -> bool:
@@ -250,6 +256,17 @@ class _Parser:
         self.i = min(end, len(self.text))
         self.current.substitutions.append(inner)
         return substitution_value(inner)
+
+
+def _end_of(pattern: re.Pattern[str], text: str, start: int) -> int:
+    """Where a run of `pattern` starting at `start` ends (at least one character on)."""
+    match = pattern.match(text, start)
+    return match.end() if match is not None and match.end() > start else start + 1
+
+
+COMMAND_LINE = re.compile(r"[ \t]*(?:[A-Za-z_]\w*=|\./|/\S*/bin/|\S+\.(?:sh|py)(?:[ \t]|$)|(?:\S*/)?(?:"
+                          + "|".join(sorted(map(re.escape, COMMANDS), key=len, reverse=True)) + r")(?:[ \t]|$))")
+"""A line that starts a command: a variable assigned, a script, or a known command first."""
 
 
 def is_command(word: str) -> bool:
