@@ -24,16 +24,16 @@ _C_ESCAPES = re.compile(r"\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|u[0-9a-fA-F]{4}|.)", r
 _SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "f": "\f", "v": "\v"}
 DEFAULT_ENV = {"HOME": "/root", "PWD": "/app"}
 COMMANDS = frozenset("""
-    cat head tail less more nl tac od xxd hexdump strings base64 file stat ls tree find locate du wc sort uniq cut tr
-    grep egrep fgrep rg ag awk gawk sed perl ruby node jq yq diff cmp cp mv rm ln install rsync scp tar unzip zip gzip
-    gunzip zcat bzcat xzcat zstd unzstd 7z touch chmod chown truncate tee dd patch vi vim nano ed open cd pushd
+    cat head tail less more nl tac od xxd hexdump strings base64 stat ls tree find locate du wc sort uniq cut tr
+    grep egrep fgrep rg ag awk gawk sed perl ruby node jq yq diff cmp cp mv rm ln rsync scp tar unzip zip gzip
+    gunzip zcat bzcat xzcat zstd unzstd 7z touch chmod chown truncate tee dd vi vim nano cd pushd
     python python3 python3.10 python3.11 python3.12 ipython pip pip3 uv uvx conda accelerate torchrun deepspeed
-    jupyter papermill bash sh zsh dash eval source exec env sudo timeout nohup time nice xargs command watch
-    curl wget aria2c http git hf huggingface-cli ptbench inspect echo printf export declare local readlink realpath
-    mkdir cmp sha256sum md5sum
+    jupyter papermill bash sh zsh dash eval exec env sudo timeout nohup nice xargs time stdbuf
+    curl wget aria2c git hf huggingface-cli ptbench echo printf export readlink realpath mkdir sha256sum md5sum
 """.split())
 """Words that start a command line: a line of a log whose first word is none of these (nor a script path) is
-prose (a plan, an explanation, a tool's output), not something the agent ran."""
+prose (a plan, an explanation, a tool's output), not something the agent ran. Commands that are also common
+English words at the start of a sentence (open, file, patch, install, time, source) are left out."""
 
 
 @dataclass
