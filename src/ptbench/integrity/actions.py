@@ -24,6 +24,8 @@ from ptbench.integrity.uses import Use
 MAX_DEPTH = 4
 """Texts handed on inside texts (base64 in bash -c in python -c ...) are read this deep."""
 MAX_JSON_BYTES = 64 << 20
+MAX_JSON_DEPTH = 64
+"""A trajectory's nesting is read this deep (Harbor's is under 10)."""
 MAX_CHUNK_LINES = 2000
 """A command with its continuation lines (heredocs, open quotes) is read at most this long."""
 _HEREDOC = re.compile(r"<<-?[ \t]*['\"]?([A-Za-z_][\w-]*)")
@@ -75,8 +77,10 @@ def _json_documents(text: str) -> list[object] | None:
     return documents
 
 
-def _json_uses(value: object, where: str, key: str, quoted: str) -> Iterator[Use]:
+def _json_uses(value: object, where: str, key: str, quoted: str, depth: int = 0) -> Iterator[Use]:
     """The uses in a JSON value: strings as texts, argv lists as commands, tool calls' paths as reads/writes."""
+    if depth > MAX_JSON_DEPTH:
+        return
     if isinstance(value, str):
         yield from uses_in(value, where, 1, quoted)
     elif isinstance(value, list):
@@ -84,7 +88,7 @@ def _json_uses(value: object, where: str, key: str, quoted: str) -> Iterator[Use
             yield from uses_in(join([str(v) for v in value]), where, 1)
             return
         for item in value:
-            yield from _json_uses(item, where, key, quoted)
+            yield from _json_uses(item, where, key, quoted, depth + 1)
     elif isinstance(value, dict):
         if key in _TOOL_ARGUMENTS:
             path = next((value[k] for k in _PATH_KEYS if isinstance(value.get(k), str)), None)
@@ -92,7 +96,7 @@ def _json_uses(value: object, where: str, key: str, quoted: str) -> Iterator[Use
                 writes = (path,) if any(k in value for k in _CONTENT_KEYS) else ()
                 yield Use("tool", "file", (path,), writes, shown=json.dumps(value)[:160])
         for name, item in value.items():
-            yield from _json_uses(item, where, str(name), quoted)
+            yield from _json_uses(item, where, str(name), quoted, depth + 1)
 
 
 def _shell_uses(text: str) -> tuple[list[Use], list[str]]:
@@ -153,7 +157,7 @@ def command_chunks(text: str) -> Iterator[str]:
 def _command(statement: Statement, cwd: str) -> tuple[Use | None, list[str]]:
     """A statement as a use (None when it is prose), and what it hands on."""
     nested = list(statement.substitutions)
-    words = [w for w in statement.words]
+    words = list(statement.words)
     while words and _ASSIGNED.match(words[0]):
         words.pop(0)
     while words and posixpath.basename(words[0]) in _PREFIXES:
