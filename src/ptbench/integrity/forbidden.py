@@ -63,7 +63,8 @@ def check_reads(spec: TaskSpec, logs: list[Path], instruction: str = "",
     hits: list[str] = []
     code = list(agent_code(workspace, walk)) if workspace is not None and workspace.is_dir() else []
     prompt = instruction.strip()
-    forms = [prompt.encode(), json.dumps(prompt)[1:-1].encode()] if prompt else []
+    forms = {form.encode() for form in (prompt, json.dumps(prompt)[1:-1], json.dumps(prompt, ensure_ascii=False)[1:-1])
+             } if prompt else set()
     for text in texts(present + code, walk):
         echoes += sum(text.data.count(form) for form in forms)
         for use in uses_in(text.data.decode("utf-8", "replace"), text.where, quoted=prompt):
