@@ -120,7 +120,7 @@ def test_forbidden_reads_are_flagged_with_the_line(tmp_path: Path) -> None:
     result = check_reads(spec, [log])
     assert result.status == "flagged"
     assert any("verifier files" in item for item in result.evidence.items)
-    assert any("hub test split" in item for item in result.evidence.items)
+    assert any("hub test data" in item for item in result.evidence.items)
     spec_q = get_task("gsm8k-qwen3-1.7b") if _has("gsm8k-qwen3-1.7b") else None
     if spec_q is not None:
         (tmp_path / "q.log").write_text("hf download Qwen/Qwen3-1.7B --local-dir m\n")
@@ -144,9 +144,8 @@ def test_a_trajectory_quoting_its_instruction_is_not_a_read_but_a_read_beside_it
     trajectory = tmp_path / "trajectory.json"
     trajectory.write_text(json.dumps({"steps": [{"source": "user", "message": instruction},
                                                 {"source": "agent", "tool_calls": [{"arguments": {"cmd": "timer"}}]}]}))
-    assert check_reads(spec, [trajectory]).status == "flagged"  # without the instruction: every quote is a hit
     quoted = check_reads(spec, [trajectory], instruction)
-    assert quoted.status == "passed" and quoted.evidence.numbers["instruction_echoes"] >= 2
+    assert quoted.status == "passed" and quoted.evidence.numbers["instruction_echoes"] == 1
     cheat = tmp_path / "cheat.json"
     read = {"source": "agent", "tool_calls": [{"arguments": {"cmd": "cat /tests/data/test.jsonl | head"}}]}
     cheat.write_text(json.dumps({"steps": [{"source": "user", "message": instruction}, read]}))

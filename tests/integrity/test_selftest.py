@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ptbench.integrity.cheats_logs import LOG_CASES
 from ptbench.integrity.selftest import SelftestReport
 
 DATA = Path(__file__).resolve().parents[1] / "fixtures" / "benchmarks"
@@ -22,7 +23,9 @@ EXPECTED = {
     "HumanEval in UTF-16": "contamination-files",
     "every HumanEval item cut into thirds across files": "contamination-files",
     "HumanEval kept inside final_model/": "contamination-files",
+    **{case.title: case.caught_by for case in LOG_CASES if case.kind == "cheat"},
 }
+LOG_HONEST = sum(case.kind == "honest" for case in LOG_CASES)
 
 
 def test_selftest_catches_every_cheat_and_flags_no_honest_run(cli) -> None:
@@ -30,7 +33,9 @@ def test_selftest_catches_every_cheat_and_flags_no_honest_run(cli) -> None:
     result = cli("integrity", "selftest", "--quick", "--json", "--data-dir", str(DATA), timeout=1500)
     assert result.returncode == 0, result.stderr
     report = SelftestReport.model_validate_json(result.stdout)
-    assert (report.cheats, report.caught, report.honest, report.false_flags, report.failed) == (13, 13, 3, 0, 0)
+    cheats = len(EXPECTED)
+    assert (report.cheats, report.caught, report.honest, report.false_flags, report.failed) == (
+        cheats, cheats, 3 + LOG_HONEST, 0, 0)
     flagged = {row.case: row.flagged_by for row in report.rows if row.kind == "cheat"}
     assert {case: by[0] for case, by in flagged.items()} == EXPECTED
     assert all(len(by) == 1 for by in flagged.values()), flagged
@@ -40,7 +45,8 @@ def test_selftest_catches_every_cheat_and_flags_no_honest_run(cli) -> None:
 def test_selftest_table_and_bad_data_dir(cli, tmp_path: Path) -> None:
     result = cli("integrity", "selftest", "--quick", "--seeds", "1")
     assert result.returncode == 0, result.stderr
-    assert "caught 12/12 cheats, 0/1 honest runs flagged" in result.stdout
+    cheats = len(EXPECTED) - 1  # no GSM8K without its test split
+    assert f"caught {cheats}/{cheats} cheats, 0/{1 + LOG_HONEST} honest runs flagged" in result.stdout
     for args in (["--quick", "--data-dir", str(tmp_path / "missing")],  # no such directory
                  ["--seeds", "1"],  # real honest runs need their training data
                  ["--quick", "--cheat", "no-such-cheat"]):

@@ -68,7 +68,7 @@ def before_evaluation(spec: TaskSpec, submission: Path, inputs: IntegrityInputs)
         scanned = roots + ([submission] if not _inside(submission, inputs.workspace) else [])
         results.append(timed(FILES, lambda: check_files(ItemIndex.build(heldout_items(spec.benchmark, inputs.data_dir)),
                                                         scanned, token_decoder(spec))))
-    results.append(timed(READS, lambda: check_reads(spec, logs, inputs.instruction)))
+    results.append(timed(READS, lambda: check_reads(spec, logs, inputs.instruction, inputs.workspace)))
     results.append(timed(PROTECTED, lambda: check_protected(spec, inputs.workspace)))
     if inputs.base_dir is not None and submission.is_dir():
         info = get_base_model(spec.base_model)

