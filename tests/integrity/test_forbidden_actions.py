@@ -150,3 +150,12 @@ def test_uninstalling_the_harness_is_an_edit_and_installing_a_library_is_not(tmp
     log.write_text("$ pip install -U trl\n$ pip uninstall -y inspect-ai\n")
     result = check_reads(get_task("humaneval-tiny"), [log])
     assert [item.split(":")[0] for item in result.evidence.items] == ["harness edit in agent.log"]
+
+
+def test_a_log_too_large_to_parse_is_incomplete_never_passed(tmp_path: Path) -> None:
+    # One line of 65 MiB (the was 240 MiB): parsed as text it would need gigabytes; it is a gap instead.
+    log = tmp_path / "agent.log"
+    with log.open("wb") as handle:
+        handle.write(b"$ echo " + b"x" * (65 << 20) + b"\n")
+    result = check_reads(get_task("gsm8k-tiny"), [log])
+    assert result.status == "incomplete" and "not read" in result.reason

@@ -16,13 +16,13 @@ import json
 import os
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ptbench.catalog.spec import TaskSpec
 from ptbench.integrity.actions import uses_in
 from ptbench.integrity.heldout_sources import HeldoutSources, hub_pattern, sources
-from ptbench.integrity.result import MAX_LISTED, CheckResult, Evidence, could_not_run, flagged, passed
+from ptbench.integrity.result import MAX_LISTED, CheckResult, Evidence, could_not_run, flagged, incomplete, passed
 from ptbench.integrity.uses import Use
 from ptbench.integrity.workspace import Walk, texts
 from ptbench.models.registry import get_base_model
@@ -66,16 +66,39 @@ def check_reads(spec: TaskSpec, logs: list[Path], instruction: str = "",
     forms = {form.encode() for form in (prompt, json.dumps(prompt)[1:-1], json.dumps(prompt, ensure_ascii=False)[1:-1])
              } if prompt else set()
     for text in texts(present + code, walk):
-        echoes += sum(text.data.count(form) for form in forms)
-        for use in uses_in(text.data.decode("utf-8", "replace"), text.where, quoted=prompt):
+        data = _bounded(text.blocks)
+        if data is None:
+            walk.gap(f"{text.where}: over {MAX_TEXT_BYTES >> 20} MiB, not read for commands")
+            continue
+        echoes += sum(data.count(form) for form in forms)
+        for use in uses_in(data.decode("utf-8", "replace"), text.where, quoted=prompt):
             hits.extend(f"{what} in {text.where}: {use.shown!r}" for what in rules.broken(use))
     evidence = Evidence(files=walk.skipped[:MAX_LISTED], items=hits[:MAX_LISTED],
                         numbers={"hits": len(hits), "instruction_echoes": echoes, "files": walk.files,
                                  "code_files": len(code), "skipped": len(walk.skipped)})
-    incomplete = f" (incomplete: {len(walk.skipped)} file(s) not read)" if walk.skipped else ""
     if hits:
         return flagged(NAME, f"{len(hits)} forbidden action(s): {hits[0]}"[:500], evidence)
-    return passed(NAME, f"no forbidden action in {walk.files} log and code files{incomplete}", evidence)
+    if walk.gaps:  # what was not read could hold the read: never "passed"
+        return incomplete(NAME, f"no forbidden action in what could be read of {walk.files} log and code files; "
+                                f"not read: {walk.gaps[0]}"[:500], evidence)
+    return passed(NAME, f"no forbidden action in {walk.files} log and code files", evidence)
+
+
+MAX_TEXT_BYTES = 64 << 20
+"""A log or code payload larger than this is not parsed for commands (a one-line 240 MiB log would need gigabytes
+as Python text); it is a gap, so the check says incomplete."""
+
+
+def _bounded(blocks: Iterable[bytes]) -> bytes | None:
+    """The payload's blocks joined, or None past MAX_TEXT_BYTES (read no further)."""
+    parts: list[bytes] = []
+    size = 0
+    for block in blocks:
+        size += len(block)
+        if size > MAX_TEXT_BYTES:
+            return None
+        parts.append(block)
+    return b"".join(parts)
 
 
 def agent_code(workspace: Path, walk: Walk) -> Iterator[Path]:
