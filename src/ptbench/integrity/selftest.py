@@ -159,7 +159,7 @@ def _checks(case: Case, indexes: list[ItemIndex], base_dir: Path, sibling: Path)
     roots = [case.workspace, case.log]
     return [*(check_files(index, roots) for index in indexes), check_reads(spec, [case.log]),
             check_protected(spec, case.workspace), check_overclaim(case.workspace, *VERIFIED),
-            check_provenance(case.model, base_dir, {"instruct": sibling}, {"tiny", "ptbench-tiny"}),
+            check_provenance(case.model, base_dir, {"instruct": sibling}),
             check_likelihood(spec.benchmark, None, case.model, spec.base_model, max_items=LIKELIHOOD_ITEMS)]
 
 
