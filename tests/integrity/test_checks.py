@@ -199,15 +199,11 @@ def test_substituted_weights_and_adapters_are_flagged(tmp_path: Path) -> None:
     instruct_dir = _save(tmp_path / "instruct", instruct)
     fine_tune = {k: v + 0.1 * (instruct[k] - v) + rng.normal(0, 0.001, v.shape).astype(np.float32)
                  for k, v in base.items()}
-    honest = check_provenance(_save(tmp_path / "honest", fine_tune), base_dir, {"instruct": instruct_dir}, {"tiny"})
+    honest = check_provenance(_save(tmp_path / "honest", fine_tune), base_dir, {"instruct": instruct_dir})
     assert honest.status == "passed", honest
     cheat = {k: v + rng.normal(0, 0.001, v.shape).astype(np.float32) for k, v in instruct.items()}
-    result = check_provenance(_save(tmp_path / "cheat", cheat), base_dir, {"instruct": instruct_dir}, {"tiny"})
+    result = check_provenance(_save(tmp_path / "cheat", cheat), base_dir, {"instruct": instruct_dir})
     assert result.status == "flagged" and "instruct" in result.reason
-    adapter = tmp_path / "adapter"
-    adapter.mkdir()
-    (adapter / "adapter_config.json").write_text(json.dumps({"base_model_name_or_path": "Qwen/Qwen3-1.7B"}))
-    assert check_provenance(adapter, base_dir, {}, {"tiny"}).status == "flagged"
 
 
 @pytest.mark.parametrize("task", ["gsm8k-tiny", "frogs-single-tiny"])
@@ -225,6 +221,6 @@ def test_non_finite_weights_could_not_run(tmp_path: Path) -> None:
     from ptbench.models.tiny import ensure_tiny
 
     broken = _save(tmp_path / "nan", {"model.embed_tokens.weight": np.full((4, 4), np.inf, dtype=np.float32)})
-    result = check_provenance(broken, ensure_tiny(), {}, {"tiny"})
+    result = check_provenance(broken, ensure_tiny(), {})
     assert result.status == "could-not-run"
     assert integrity_stage([result]).status == "skipped"

@@ -1,6 +1,6 @@
 """The likelihood contamination test on the real tiny model: a few steps of training on HumanEval's test items are
-caught, the same training on other Python code is not; controls are deterministic perturbations that change what a
-memorised item is specific in (numbers, defined names, option order)."""
+caught, the same training (and harder) on other Python code is not; the references are non-test items of the test
+items' kind (the dev split; for HumanEval standard-library functions), so a small test set still gets a verdict."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ptbench.integrity.items import heldout_samples
-from ptbench.integrity.likelihood import check_likelihood, likelihood_result, mean_log_likelihoods
-from ptbench.integrity.perturb import control_text, item_text
+from ptbench.integrity.items import heldout_samples, item_text
+from ptbench.integrity.likelihood import check_likelihood, likelihood_result, mean_log_likelihoods, permutation_p
+from ptbench.integrity.references import reference_set
 from ptbench.models.tiny_instruct import finetune_tiny
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "benchmarks"
@@ -40,33 +40,51 @@ def test_training_on_the_test_items_is_flagged_and_honest_training_is_not(tmp_pa
     assert cheat.evidence.numbers["effect"] > 0.3 and cheat.evidence.numbers["p_value"] < 0.01
     honest = check_likelihood("humaneval", None, finetune_tiny(python_code(), tmp_path / "honest"), "tiny")
     assert honest.status == "passed", honest.reason
-    assert honest.evidence.numbers["test_moved"] > 0.05  # it did learn Python: the test items moved, but no more
+    assert honest.evidence.numbers["test_gain"] > 0.05  # it did learn Python: the test items moved, but no more
 
 
-def test_controls_are_deterministic_and_change_what_memorisation_would_fix() -> None:
-    import re
+def test_a_hard_full_fine_tune_on_standard_library_code_is_not_flagged(tmp_path: Path) -> None:
+    """lr 3e-3: the paired test against renamed copies flagged such a run (+0.151 nats/token); natural code gains as
+    much as the test items."""
+    honest = check_likelihood("humaneval", None, finetune_tiny(python_code(), tmp_path / "hard", learning_rate=3e-3),
+                              "tiny")
+    assert honest.status == "passed", honest.reason
+    assert honest.evidence.numbers["test_gain"] > 0.1 and abs(honest.evidence.numbers["effect"]) < 0.1
 
-    for benchmark, data_dir in (("gsm8k", FIXTURES / "gsm8k"), ("humaneval", None), ("gpqa", FIXTURES / "gpqa")):
-        sample = heldout_samples(benchmark, data_dir)[0]
-        original, control = item_text(sample), control_text(sample, 3)
-        assert control is not None and control == control_text(sample, 3) and control != original, benchmark
-        if benchmark == "gpqa":  # the same options, in another order
-            options = len(sample.choices or [])
-            assert options >= 2
-            shown = [line[3:] for line in control.splitlines()[-options:]]
-            assert sorted(shown) == sorted(line[3:] for line in original.splitlines()[-options:])
-            assert shown != [line[3:] for line in original.splitlines()[-options:]]
-        elif benchmark == "gsm8k":  # the same text with other numbers
-            assert re.sub(r"\d", "0", control) == re.sub(r"\d", "0", original)
-        else:  # the function it defines has another name everywhere
-            name = re.search(r"def (\w+)\(", original).group(1)
-            assert re.search(rf"\b{name}\b", control) is None and "def " in control
+
+def test_gsm8k_gets_a_verdict_from_its_four_fixture_items(tiny_dir: Path) -> None:
+    """Four test items against the dev split: the old paired test needed eight and could not run on any GSM8K case."""
+    result = check_likelihood("gsm8k", FIXTURES / "gsm8k", tiny_dir, "tiny")
+    assert result.status == "passed", result.reason
+    assert result.evidence.numbers["items"] == 4 and result.evidence.numbers["references"] == 64
+    assert "dev items" in result.reason
+
+
+def test_references_are_non_test_items_of_the_test_items_kind() -> None:
+    tests = {item_text(sample) for sample in heldout_samples("gsm8k", FIXTURES / "gsm8k")}
+    dev = reference_set("gsm8k", FIXTURES / "gsm8k", 64)
+    assert dev is not None and dev.name == "dev items" and len(dev.texts) == 64 and not tests & set(dev.texts)
+    assert all(text.split("\n")[-1].strip().isdigit() for text in dev.texts)  # question and answer, like the items
+    stdlib = reference_set("humaneval", None, 64)
+    assert stdlib is not None and stdlib == reference_set("humaneval", None, 64) and len(stdlib.texts) == 64
+    humaneval = {item_text(sample) for sample in heldout_samples("humaneval", None)}
+    assert not humaneval & set(stdlib.texts) and all("\ndef " in text for text in stdlib.texts)
+    assert stdlib.floor > dev.floor  # another distribution: a larger excess is needed
+    assert reference_set("arena-hard-writing", None, 64) is None
+
+
+def test_a_few_test_items_all_above_the_references_are_significant() -> None:
+    rng = np.random.default_rng(0)
+    references = rng.normal(0.2, 0.05, 64)
+    assert permutation_p(np.array([0.9, 0.8, 1.1, 0.7]), references) < 0.001
+    assert permutation_p(rng.normal(0.2, 0.05, 4), references) > 0.01
+    assert permutation_p(references[:32], references[32:]) > 0.01
 
 
 def test_non_finite_or_too_few_scores_are_could_not_run_never_a_pass() -> None:
-    scores = np.zeros((10, 2))
-    scores[3, 1] = np.nan
-    assert likelihood_result(scores, scores + 0.1, ["item"] * 10).status == "could-not-run"
+    gains = np.zeros(10)
+    gains[3] = np.nan
+    assert likelihood_result(np.ones(10), gains, ["item"] * 10, "dev items", 0.1).status == "could-not-run"
 
 
 def test_scores_are_per_token_means_and_a_one_token_text_has_none(tiny_dir: Path) -> None:

@@ -37,12 +37,10 @@ def test_submitted_chat_template_and_generation_config_are_noted_and_ignored(ful
     config = json.loads((full_copy / "tokenizer_config.json").read_text())
     (full_copy / "tokenizer_config.json").write_text(json.dumps({**config, "chat_template": "{{ 'EVIL' }}"}))
     (full_copy / "generation_config.json").write_text(json.dumps({"do_sample": True, "temperature": 9.0}))
-    (full_copy / "training_args.bin").write_bytes(b"not really a pickle")
     result = intake(full_copy, "tiny")
     assert result.ok, result.reasons
     notes = " | ".join(result.notes)
     assert "chat templates ignored" in notes and "generation_config.json ignored" in notes
-    assert "pickle files ignored" in notes
 
 
 def test_every_submitted_chat_template_is_named_in_the_notes(full_copy: Path) -> None:
@@ -58,20 +56,105 @@ def test_every_submitted_chat_template_is_named_in_the_notes(full_copy: Path) ->
     assert note.endswith(", additional_chat_templates/tool_use.jinja") and "\n" not in note
 
 
-def test_remote_code_is_noted_and_never_run(full_copy: Path, tmp_path: Path) -> None:
+def test_custom_code_named_by_auto_map_is_refused_with_the_reason_and_never_run(full_copy: Path,
+                                                                                tmp_path: Path) -> None:
     ran = tmp_path / "ran"
     code = f"open({str(ran)!r}, 'w').close()\n"
     for name in ("modeling_evil.py", "configuration_evil.py", "tokenization_evil.py"):
         (full_copy / name).write_text(code)
-    for name, auto_map in (("config.json", {"AutoModelForCausalLM": "modeling_evil.Evil"}),
-                           ("tokenizer_config.json", {"AutoTokenizer": ["tokenization_evil.Evil", None]})):
+    result = intake(full_copy, "tiny")  # Python files alone are inert: noted
+    assert result.ok and ("Python files ignored (never imported or run): configuration_evil.py, modeling_evil.py, "
+                          "tokenization_evil.py") in result.notes
+    for name, auto_map in (("tokenizer_config.json", {"AutoTokenizer": ["tokenization_evil.Evil", None]}),
+                           ("config.json", {"AutoModelForCausalLM": "modeling_evil.Evil"})):
         config = json.loads((full_copy / name).read_text())
         (full_copy / name).write_text(json.dumps({**config, "auto_map": auto_map}))
+        assert f"custom code: {name}" in refusal(full_copy) and "auto_map" in refusal(full_copy)
+    assert "config.json and tokenizer_config.json name classes to import" in refusal(full_copy)
+    assert not ran.exists()
+
+
+class _Payload:
+    """Pickled, it calls `exec` on its code when loaded."""
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+
+    def __reduce__(self) -> tuple:
+        return (exec, (self.code,))
+
+
+def test_a_pickle_payload_beside_the_safetensors_is_refused_and_never_run(full_copy: Path, adapter_dir: Path,
+                                                                         tmp_path: Path) -> None:
+    import pickle
+
+    ran = tmp_path / "ran"
+    payload = pickle.dumps(_Payload(f"open({str(ran)!r}, 'w').close()"))
+    for name in ("extra.pkl", "optimizer.pt", "training_args.bin"):
+        (full_copy / name).write_bytes(payload)
+        assert refusal(full_copy) == f"pickle files, which run code when loaded: {name}; weights and other files " \
+                                     "must be safetensors or plain data"
+        (full_copy / name).unlink()
+    adapter = tmp_path / "adapter"
+    shutil.copytree(adapter_dir, adapter)
+    (adapter / "training_args.bin").write_bytes(payload)
+    assert "pickle files, which run code when loaded: training_args.bin" in refusal(adapter)
+    assert not ran.exists()
+
+
+def test_a_pickle_that_hides_what_it_imports_is_refused(full_copy: Path) -> None:
+    """Protocol 4: the module and name come off the stack; pushing allowed names and popping them must not pass."""
+    import pickle
+    import pickletools
+
+    allowed = pickle.dumps("transformers.training_args", 4)[2:-2] + pickle.dumps("TrainingArguments", 4)[2:-2]
+    real = pickle.dumps(_Payload("1"), 4)
+    opcodes = [op.name for op, _, _ in pickletools.genops(real)]
+    assert "STACK_GLOBAL" in opcodes
+    at = real.index(b"\x93")  # STACK_GLOBAL: push two allowed strings and drop them just before it
+    (full_copy / "training_args.bin").write_bytes(real[:at] + allowed + b"00" + real[at:])
+    assert "pickle files, which run code when loaded" in refusal(full_copy)
+
+
+def test_a_pickle_of_training_arguments_is_noted_not_refused(full_copy: Path, tmp_path: Path) -> None:
+    """What Trainer.save_model leaves beside the weights: read as opcodes, it imports only argument classes."""
+    import torch
+    from transformers import TrainingArguments
+
+    torch.save(TrainingArguments(output_dir=str(tmp_path / "out"), report_to=[]), full_copy / "training_args.bin")
     result = intake(full_copy, "tiny")
     assert result.ok, result.reasons
-    assert ("remote code ignored (never imported or run): config.json auto_map, tokenizer_config.json auto_map, "
-            "configuration_evil.py, modeling_evil.py, tokenization_evil.py") in result.notes
-    assert not ran.exists()
+    assert ("pickles of training arguments ignored (read as opcodes, never loaded): training_args.bin"
+            in result.notes)
+
+
+def test_a_tokenizer_that_rewrites_the_benchmark_prompts_is_refused_with_the_diff(full_copy: Path) -> None:
+    """The normalizer puts the canonical solution into a HumanEval prompt; decoding the prompt would not show it."""
+    from ptbench.integrity.items import heldout_prompts
+
+    prompts = heldout_prompts("humaneval", None)[:10]
+    clean = intake(full_copy, "tiny", prompts=prompts)
+    assert clean.ok and "the submitted tokenizer encodes all 10 benchmark prompts as the base's does" in clean.notes
+    tokenizer = json.loads((full_copy / "tokenizer.json").read_text())
+    rewrite = {"type": "Replace", "pattern": {"String": "Return the decimal part of the number."},
+               "content": "Return the decimal part of the number: return number % 1.0"}
+    tokenizer["normalizer"] = {"type": "Sequence", "normalizers": [tokenizer["normalizer"], rewrite]}
+    (full_copy / "tokenizer.json").write_text(json.dumps(tokenizer))
+    config = json.loads((full_copy / "tokenizer_config.json").read_text())  # Qwen2Tokenizer rebuilds its normalizer
+    config["tokenizer_class"] = "PreTrainedTokenizerFast"
+    (full_copy / "tokenizer_config.json").write_text(json.dumps(config))
+    reason = refusal_with(full_copy, prompts)
+    assert reason.startswith("the submitted tokenizer encodes 1 of 10 benchmark prompts differently from the base's; "
+                             "prompt 2: the base reads")
+    assert "the number.\\n" in reason and "the number: return number % 1.0" in reason
+    unchecked = intake(full_copy, "tiny")  # without the prompts it cannot compare, and says so
+    assert unchecked.ok and "not compared" in " ".join(unchecked.notes)
+
+
+def refusal_with(path: Path, prompts: list[str]) -> str:
+    result = intake(path, "tiny", prompts=prompts)
+    assert not result.ok and len(result.reasons) == 1
+    return result.reasons[0]
 
 
 def test_missing_directory(tmp_path: Path) -> None:

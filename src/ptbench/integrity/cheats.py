@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ptbench.errors import UserError
-from ptbench.integrity.items import heldout_items, heldout_samples
-from ptbench.integrity.perturb import item_text
+from ptbench.integrity.items import heldout_items, heldout_samples, item_text
 
 HONEST_CLAIM = 0.05
 """The score an honest run's results.json claims (the selftest's stand-in verified score)."""

@@ -57,7 +57,6 @@ def before_evaluation(spec: TaskSpec, submission: Path, inputs: IntegrityInputs)
     from ptbench.integrity.provenance import NAME as SUBSTITUTION
     from ptbench.integrity.provenance import check_provenance
     from ptbench.integrity.tampering import PROTECTED, check_protected
-    from ptbench.models.registry import get_base_model
 
     logs = inputs.logs or []
     roots = ([inputs.workspace] if inputs.workspace else []) + logs
@@ -71,11 +70,8 @@ def before_evaluation(spec: TaskSpec, submission: Path, inputs: IntegrityInputs)
     results.append(timed(READS, lambda: check_reads(spec, logs, inputs.instruction, inputs.workspace)))
     results.append(timed(PROTECTED, lambda: check_protected(spec, inputs.workspace)))
     if inputs.base_dir is not None and submission.is_dir():
-        info = get_base_model(spec.base_model)
-        names = {name for name in (info.hub_id, info.display_name, spec.base_model, str(inputs.base_dir)) if name}
         base_dir = inputs.base_dir
-        results.append(timed(SUBSTITUTION, lambda: check_provenance(submission, base_dir, family_checkpoints(spec),
-                                                                    names)))
+        results.append(timed(SUBSTITUTION, lambda: check_provenance(submission, base_dir, family_checkpoints(spec))))
     else:
         results.append(could_not_run(SUBSTITUTION, "no model directory to compare with the base"))
     if not spec.is_frogs:

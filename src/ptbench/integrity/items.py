@@ -1,5 +1,5 @@
-"""The benchmark's test items: as inspect samples (the likelihood check), and as (id, text) pairs (the n-gram
-index and the forbidden-read check)."""
+"""The benchmark's test items: as inspect samples and one text each (the likelihood check), and as (id, text) pairs
+(the n-gram index and the forbidden-read check)."""
 
 from __future__ import annotations
 
@@ -24,9 +24,24 @@ def prompt_text(sample: Sample) -> str:
     return sample.input if isinstance(sample.input, str) else "\n".join(str(message.text) for message in sample.input)
 
 
+def heldout_prompts(benchmark: str, data_dir: Path | None) -> list[str]:
+    """Every held-out item's prompt, as the model reads it (before the chat template)."""
+    return [prompt_text(sample) for sample in heldout_samples(benchmark, data_dir)]
+
+
 def target_text(sample: Sample) -> str:
     """A sample's target as text (several targets space-separated)."""
     return sample.target if isinstance(sample.target, str) else " ".join(sample.target)
+
+
+def item_text(sample: Sample) -> str:
+    """The item as one text: its prompt, its options (lettered) and its answer."""
+    choices = list(sample.choices or [])
+    if not choices:
+        return f"{prompt_text(sample)}\n{target_text(sample)}"
+    letters = "ABCDEFGHIJ"
+    return "\n".join([prompt_text(sample), *(f"{letters[k]}) {choice}" for k, choice in enumerate(choices)),
+                      f"Answer: {target_text(sample)}"])
 
 
 def heldout_items(benchmark: str, data_dir: Path | None) -> list[tuple[str, str]]:

@@ -1,14 +1,19 @@
-"""Model substitution: weight provenance of a submission against the base and the family's other checkpoints.
+"""Model substitution: where the submission's weights sit between the base and the family's other checkpoints.
 
-Per tensor the relative distance ||s - c|| / ||c|| to each candidate checkpoint (base, instruct, others), averaged
-over the tensors all share by name and shape. A submission clearly nearer to another checkpoint than to the base
-(`NEARER`) is substituted; so is a PEFT adapter whose adapter_config.json declares a base other than the task's.
+For each other checkpoint c (the instruct model), u = c - base and d = submission - base, tensor by tensor (those
+the two change and share by name and shape): the projection t = <d, u> / |u|^2 (0 at the base, 1 at c, 0.5 for a
+50/50 merge) and the cosine <d, u> / (|d| |u|) (1 for any merge of base and c). Their medians over the tensors
+judge: a submission that moved along the direction to c (cosine >= COSINE) by a real share of the way
+(t >= PROJECTION) is substituted, merged or extracted from c. A PEFT adapter is judged by its weights merged onto
+the task's base as peft merges them (what its config names as its base is only shown): an adapter extracted from
+instruct - base lands where that merge does, and an honest adapter trained from a local copy of the base stays near
+the base whatever path its config names.
 """
 
 from __future__ import annotations
 
 import json
-import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -17,62 +22,114 @@ from ptbench.files import UnsafeFile, read_untrusted
 from ptbench.integrity.result import CheckResult, Evidence, could_not_run, flagged, passed
 
 NAME = "model-substitution"
-NEARER = 0.8
-"""Flag only a submission clearly nearer another checkpoint (distance under NEARER x its distance to the base): a long
-full fine-tune of a small model moves as far from the base as the sibling is (the demo's reference submission:
-0.509 from the tiny base, 0.520 from its sibling), while a substituted one sits near the other checkpoint."""
+PROJECTION = 0.15
+COSINE = 0.5
+"""Measured on the tiny model against its instruct sibling (medians over tensors): honest full fine-tunes on Python
+code (60-300 AdamW steps, lr 1e-3 to 3e-3) t 0.04-0.12, cosine 0.06-0.13; on chat-formatted code or frog boards
+(150-300 steps) t 0.25-0.29, cosine 0.22-0.29 (the chat markers move as the sibling's did); merges with the sibling
+cosine 1.0, t their share; adapters extracted from sibling - base by SVD at rank 4/8/16 t 0.76/0.92/0.98, cosine
+0.87/0.96/0.99. A full fine-tune with the sibling's own recipe on other instructions of its generator lands at t 0.74,
+cosine 0.75: the sibling rebuilt, which the weights cannot tell from taking it."""
+_ADAPTER_PREFIX = "base_model.model."
+Weights = dict[str, np.ndarray]
 
 
-def check_provenance(submission: Path, base: Path, others: dict[str, Path], base_names: set[str]) -> CheckResult:
-    """Is the submission the base's descendant, or another checkpoint's? `base_names`: what an adapter may name."""
-    adapter = submission / "adapter_config.json"
-    if adapter.is_file() and not adapter.is_symlink():
-        try:
-            declared = str(json.loads(read_untrusted(adapter, 1 << 20)).get("base_model_name_or_path", ""))
-        except (OSError, UnsafeFile, ValueError, AttributeError) as exc:
-            return could_not_run(NAME, f"adapter_config.json unreadable: {exc}")
-        evidence = Evidence(files=["adapter_config.json"], items=[f"declared base: {declared!r}"])
-        if declared not in base_names:
-            return flagged(NAME, f"the adapter declares base {declared!r}, not the task's base", evidence)
-        return passed(NAME, f"the adapter declares the task's base {declared!r}", evidence)
+def check_provenance(submission: Path, base: Path, others: dict[str, Path]) -> CheckResult:
+    """Is the submission the base's descendant, or another checkpoint's (or a merge with one)?"""
     try:
-        weights = load_weights(submission)
-        distances = {"base": mean_distance(weights, load_weights(base))}
-        distances.update({name: mean_distance(weights, load_weights(path)) for name, path in others.items()})
-    except (OSError, UnsafeFile, ValueError) as exc:
+        base_weights = load_weights(base)
+        weights, declared = submission_weights(submission, base_weights)
+        positions = {name: position(weights, base_weights, load_weights(path)) for name, path in others.items()}
+    except (OSError, UnsafeFile, ValueError, KeyError) as exc:
         return could_not_run(NAME, f"cannot read weights: {str(exc)[:300]}")
-    if not all(math.isfinite(v) for v in distances.values()):
-        return could_not_run(NAME, "no finite distance: the weights hold NaN or infinity, or share no tensor")
-    nearest = min(distances, key=lambda k: distances[k])
-    numbers = {f"distance_to_{k}": round(v, 6) for k, v in distances.items()}
-    evidence = Evidence(items=sorted(distances), numbers=numbers)
-    if nearest != "base" and distances[nearest] < NEARER * distances["base"]:
-        return flagged(NAME, f"the submission is nearer to {nearest} ({distances[nearest]:.4f}) than to the base "
-                       f"({distances['base']:.4f})", evidence)
-    if nearest != "base":
-        return passed(NAME, f"about as far from {nearest} ({distances[nearest]:.4f}) as from the base "
-                      f"({distances['base']:.4f}): a long fine-tune of the base, not a substitution", evidence)
-    return passed(NAME, f"nearest checkpoint is the base (relative distance {distances['base']:.4f})", evidence)
+    if not all(np.all(np.isfinite(tensor)) for tensor in weights.values()):
+        return could_not_run(NAME, "the submission's weights hold NaN or infinity")
+    shown = [f"the adapter declares base {declared!r} (judged by its weights merged onto the task's base)"]
+    numbers = {f"{key}_{name}": round(value, 4) for name, (t, cos) in positions.items()
+               for key, value in (("projection_on", t), ("cosine_with", cos))}
+    evidence = Evidence(files=[] if declared is None else ["adapter_config.json"],
+                        items=sorted(others) + (shown if declared is not None else []), numbers=numbers)
+    if not positions:
+        return passed(NAME, "no other checkpoint of the family here to compare with", evidence)
+    for name, (t, cos) in positions.items():
+        if t >= PROJECTION and cos >= COSINE:
+            return flagged(NAME, f"the submission moved {t:.0%} of the way from the base to {name} along its "
+                           f"direction (cosine {cos:.2f}): substituted, merged or extracted from it", evidence)
+    text = ", ".join(f"{name}: {t:.0%} of the way, cosine {cos:.2f}" for name, (t, cos) in positions.items())
+    return passed(NAME, f"a descendant of the base, not of another checkpoint ({text})", evidence)
 
 
-def load_weights(model_dir: Path) -> dict[str, np.ndarray]:
+def position(weights: Weights, base: Weights, other: Weights) -> tuple[float, float]:
+    """Median over tensors of the projection of (weights - base) on (other - base), and of their cosine."""
+    projections, cosines = [], []
+    for name, tensor in base.items():
+        if name not in weights or name not in other or not weights[name].shape == other[name].shape == tensor.shape:
+            continue
+        d, u = (weights[name] - tensor).ravel(), (other[name] - tensor).ravel()
+        dd, uu = float(d @ d), float(u @ u)
+        if dd > 0 and uu > 0:
+            du = float(d @ u)
+            projections.append(du / uu)
+            cosines.append(du / (dd * uu) ** 0.5)
+    if not projections:
+        raise ValueError("the submission changes no tensor that the other checkpoint changes")
+    return float(np.median(projections)), float(np.median(cosines))
+
+
+def submission_weights(submission: Path, base: Weights) -> tuple[Weights, str | None]:
+    """A full model's weights, or an adapter's merged onto `base` (and the base its config declares)."""
+    config_path = submission / "adapter_config.json"
+    if config_path.is_symlink() or not config_path.is_file():
+        return load_weights(submission), None
+    config = json.loads(read_untrusted(config_path, 1 << 20))
+    if not isinstance(config, dict):
+        raise ValueError("adapter_config.json does not hold an object")
+    return merge_lora(base, load_weights(submission), config), str(config.get("base_model_name_or_path", ""))
+
+
+def merge_lora(base: Weights, adapter: Weights, config: dict) -> Weights:
+    """`base` with a LoRA adapter's deltas added (B A x alpha / r, or / sqrt(r) with rsLoRA; per-module alpha from
+    alpha_pattern) and its saved modules in place, as peft merges them."""
+    merged = dict(base)
+    for key, a in adapter.items():
+        name = key.removeprefix(_ADAPTER_PREFIX)
+        if name.endswith(".lora_A.weight") or name.endswith(".lora_embedding_A"):
+            embedding = name.endswith(".lora_embedding_A")
+            module = name.removesuffix(".lora_embedding_A" if embedding else ".lora_A.weight")
+            b = adapter[key.replace("lora_embedding_A", "lora_embedding_B") if embedding
+                        else key.replace(".lora_A.", ".lora_B.")]
+            delta = (b @ a) * _scale(config, module, a.shape[0])
+            if embedding or config.get("fan_in_fan_out"):
+                delta = delta.T
+            target = f"{module}.weight"
+            if target not in merged or merged[target].shape != delta.shape:
+                raise ValueError(f"adapter tensor {key} fits no tensor of the base")
+            merged[target] = merged[target] + delta
+        elif ".modules_to_save.default." in name:
+            target = name.replace(".modules_to_save.default.", ".")
+            if target not in merged or merged[target].shape != a.shape:
+                raise ValueError(f"adapter tensor {key} fits no tensor of the base")
+            merged[target] = a
+    return merged
+
+
+def _scale(config: dict, module: str, rank: int) -> float:
+    alpha = float(config.get("lora_alpha") or 8)
+    for pattern, value in (config.get("alpha_pattern") or {}).items():
+        if re.match(rf"(.*\.)?({pattern})$", module):
+            alpha = float(value)
+    return alpha / (rank ** 0.5 if config.get("use_rslora") else rank)
+
+
+def load_weights(model_dir: Path) -> Weights:
     """Every tensor of a model dir's safetensors files, as float32 numpy arrays (no pickle, no links)."""
     from safetensors.numpy import load
 
     files = sorted(p for p in model_dir.glob("*.safetensors") if not p.is_symlink())
     if not files:
         raise ValueError(f"no safetensors file in {model_dir}")
-    out: dict[str, np.ndarray] = {}
+    out: Weights = {}
     for path in files:
         for name, tensor in load(read_untrusted(path, 64 << 30)).items():
             out[name] = tensor.astype(np.float32)
     return out
-
-
-def mean_distance(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> float:
-    """Mean over shared same-shape tensors of ||a - b|| / ||b|| (inf when none are shared)."""
-    shared = [k for k in a if k in b and a[k].shape == b[k].shape]
-    if not shared:
-        return float("inf")
-    values = [float(np.linalg.norm(a[k] - b[k]) / max(float(np.linalg.norm(b[k])), 1e-12)) for k in shared]
-    return float(np.mean(values))

@@ -183,7 +183,7 @@ def _text_checks(case: Case, indexes: list[ItemIndex]) -> list[CheckResult]:
 def _model_checks(case: Case, base_dir: Path, sibling: Path) -> list[CheckResult]:
     """The checks of the case's submission."""
     spec = get_task(case.task)
-    return [check_provenance(case.model, base_dir, {"instruct": sibling}, {"tiny", "ptbench-tiny"}),
+    return [check_provenance(case.model, base_dir, {"instruct": sibling}),
             check_likelihood(spec.benchmark, None, case.model, spec.base_model, max_items=LIKELIHOOD_ITEMS)]
 
 

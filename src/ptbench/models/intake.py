@@ -2,7 +2,8 @@
 
 A submission is a full model or a PEFT LoRA adapter. Every check reads files as data: config and
 adapter config as JSON, weights from safetensors only (pickles are never loaded), no remote code
-(auto_map entries and .py files are noted, never run), no symlink leaving the directory or looping.
+(custom code named by auto_map and pickles that import anything but training arguments are refused, .py
+files noted; nothing is ever run), no symlink leaving the directory or looping.
 A refusal carries a one-line reason; the caller then scores the base model. The chat template is
 always the one ptbench ships for the base model's family (the submission's own templates are noted
 and ignored), and the submission's generation_config.json is never used.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -35,6 +37,7 @@ from ptbench.models.registry import BaseModelInfo, Family, get_base_model
 from ptbench.models.safety import (
     Refusal,
     bad_symlinks,
+    executable_pickles,
     nonfinite_tensors,
     pickle_files,
     read_json_object,
@@ -91,9 +94,11 @@ class IntakeResult(BaseModel):
     param_count: int | None = Field(None, description="parameters in the submitted weights")
 
 
-def intake(submission_dir: Path, base_model_key: str, backend: TaskBackend | None = None) -> IntakeResult:
+def intake(submission_dir: Path, base_model_key: str, backend: TaskBackend | None = None,
+           prompts: Sequence[str] = ()) -> IntakeResult:
     """Check a submission against its base model and, when given, the task's backend (a Tinker task takes a Tinker
-    checkpoint, any other task a model directory); never raises for a bad submission."""
+    checkpoint, any other task a model directory) and the benchmark's prompts (a submitted tokenizer must encode
+    them as the base's does); never raises for a bad submission."""
     info = get_base_model(base_model_key)
     template = chat_template(info.chat_template)
     result = IntakeResult(ok=False, base_model=info.key, chat_template=template.name)
@@ -104,8 +109,11 @@ def intake(submission_dir: Path, base_model_key: str, backend: TaskBackend | Non
         if result.kind == "tinker":
             _check_tinker(root, result.notes)
         else:
+            check_executable(root, "adapter_model" if result.kind == "adapter" else "model")
             check = _check_adapter if result.kind == "adapter" else _check_full
             result.param_count = check(root, info, template, result.notes)
+            if result.kind == "full" and has_tokenizer(root):
+                check_prompt_encoding(root, info, template, prompts, result.notes)
     except Refusal as refusal:
         result.reasons.append(str(refusal))
     except Exception as exc:  # a hostile file can break a library in ways no check foresaw: still a refusal
@@ -159,6 +167,49 @@ def _check_tinker(root: Path, notes: list[str]) -> None:
     except UserError as exc:
         raise Refusal(str(exc)) from None
     notes.append(f"tinker checkpoint {checkpoint}; its base model is checked when sampling opens it")
+
+
+def check_executable(root: Path, stem: str) -> None:
+    """Refuse content that would run code if loaded (none of it ever is): custom model code that a config's
+    `auto_map` names, and pickle files other than a pickle of training arguments (`safety.executable_pickles`)
+    beside the `stem` safetensors (weights only as pickles get their own reason)."""
+    mapped = [name for name in ("config.json", "tokenizer_config.json") if "auto_map" in _json_or_empty(root / name)]
+    if mapped:
+        raise Refusal(f"custom code: {' and '.join(mapped)} name classes to import (auto_map); only the "
+                      f"transformers architecture of the base is accepted")
+    pickles = executable_pickles(root) if weight_files(root, stem) else []
+    if pickles:
+        raise Refusal(f"pickle files, which run code when loaded: {_listing(pickles)}; weights and other "
+                      f"files must be safetensors or plain data")
+
+
+def check_prompt_encoding(root: Path, info: BaseModelInfo, template: ChatTemplate, prompts: Sequence[str],
+                          notes: list[str]) -> None:
+    """Refuse a submitted tokenizer that encodes any of the benchmark's prompts (as the forced template renders them)
+    other than the base's tokenizer does, showing where the two readings part; without prompts, note it."""
+    if not prompts:
+        notes.append("the submitted tokenizer was not compared with the base's on the benchmark's prompts")
+        return
+    submitted, base = load_tokenizer(ModelSource(str(root))), load_tokenizer(base_source(info.key))
+    differing = []
+    for number, prompt in enumerate(prompts):
+        text = template.render(base, [{"role": "user", "content": prompt}])
+        ours = base(text, add_special_tokens=False).input_ids
+        theirs = submitted(text, add_special_tokens=False).input_ids
+        if ours != theirs:
+            differing.append((number, base.decode(ours), submitted.decode(theirs)))
+    if differing:
+        number, ours_text, theirs_text = differing[0]
+        raise Refusal(f"the submitted tokenizer encodes {len(differing)} of {len(prompts)} benchmark prompts "
+                      f"differently from the base's; prompt {number}: {_diff(ours_text, theirs_text)}")
+    notes.append(f"the submitted tokenizer encodes all {len(prompts)} benchmark prompts as the base's does")
+
+
+def _diff(ours: str, theirs: str, context: int = 40) -> str:
+    """Where two readings of one prompt part: a short stretch of each from just before the first difference."""
+    start = next((i for i, (a, b) in enumerate(zip(ours, theirs, strict=False)) if a != b), min(len(ours), len(theirs)))
+    begin = max(0, start - 10)
+    return f"the base reads {ours[begin:start + context]!r}, the submitted tokenizer {theirs[begin:start + context]!r}"
 
 
 def _check_full(root: Path, info: BaseModelInfo, template: ChatTemplate, notes: list[str]) -> int:
@@ -343,15 +394,15 @@ def _note_ignored(root: Path, notes: list[str], tokenizer_own: bool) -> None:
     """Record the submitted files that intake deliberately ignores."""
     pickles = pickle_files(root)
     if pickles:
-        notes.append(f"pickle files ignored (never loaded): {', '.join(pickles[:3])}")
+        notes.append(f"pickles of training arguments ignored (read as opcodes, never loaded): {_listing(pickles)}")
     if (root / "generation_config.json").is_file():
         notes.append("generation_config.json ignored: generation settings come from the benchmark")
     templates = _submitted_templates(root)
     if templates:
         notes.append(f"submitted chat templates ignored (the family's template is forced): {_listing(templates)}")
-    code = _remote_code(root)
+    code = sorted(str(path.relative_to(root)) for path in root.rglob("*.py") if path.is_file())
     if code:
-        notes.append(f"remote code ignored (never imported or run): {_listing(code)}")
+        notes.append(f"Python files ignored (never imported or run): {_listing(code)}")
     if not tokenizer_own and not is_adapter(root):
         notes.append("no tokenizer files: the base model's tokenizer is used")
 
@@ -367,13 +418,6 @@ def _submitted_templates(root: Path) -> list[str]:
         found.append("tokenizer_config.json chat_template")
     files = [root / name for name in _TEMPLATE_FILES] + sorted((root / "additional_chat_templates").glob("*.jinja"))
     return found + [str(path.relative_to(root)) for path in files if path.is_file()]
-
-
-def _remote_code(root: Path) -> list[str]:
-    """The submission's remote code: auto_map entries of its configs, and every Python file it holds."""
-    found = [f"{name} auto_map" for name in ("config.json", "tokenizer_config.json")
-             if "auto_map" in _json_or_empty(root / name)]
-    return found + sorted(str(path.relative_to(root)) for path in root.rglob("*.py") if path.is_file())
 
 
 def _listing(items: list[str], separator: str = ", ") -> str:

@@ -65,6 +65,72 @@ def pickle_files(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.suffix in PICKLE_SUFFIXES and p.is_file())
 
 
+MAX_PICKLE_BYTES = 64 * 1024 * 1024
+ARGUMENT_CLASSES = ("transformers.training_args.", "transformers.trainer_utils.", "transformers.trainer_pt_utils.",
+                    "accelerate.state.", "accelerate.utils.dataclasses.", "trl.trainer.", "torch.device")
+"""What a pickle of training arguments imports (Trainer.save_model writes training_args.bin beside the weights)."""
+
+
+def executable_pickles(root: Path) -> list[str]:
+    """The pickle files under `root` that could run code when loaded: every one but a pickle of training arguments
+    (its opcodes read as data, never executed: a file that cannot be read so counts)."""
+    return [name for name in pickle_files(root) if not _only_arguments(root / name)]
+
+
+def _only_arguments(path: Path) -> bool:
+    """Whether every global a pickle (plain, or torch.save's zip) names is a training-arguments class."""
+    import io
+    import zipfile
+
+    if path.is_symlink() or path.stat().st_size > MAX_PICKLE_BYTES:
+        return False
+    data = path.read_bytes()
+    try:
+        if zipfile.is_zipfile(io.BytesIO(data)):
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                members = archive.namelist()
+                if any("/data/" in member for member in members):  # tensor storages: weights, not arguments
+                    return False
+                pickles = [archive.read(member) for member in members if member.endswith(".pkl")]
+        else:
+            pickles = [data]
+        imported = [name for pickle in pickles for name in _pickle_globals(pickle)]
+    except Exception:  # noqa: BLE001 - a pickle that cannot be read as opcodes is not known to be data
+        return False
+    return bool(pickles) and all(name.startswith(ARGUMENT_CLASSES) for name in imported)
+
+
+def _pickle_globals(data: bytes) -> list[str]:
+    """The 'module.name' of every global a pickle imports, read from its opcodes (nothing is executed). A
+    STACK_GLOBAL counts only when the two opcodes before it (memo stores aside) pushed its strings; otherwise its
+    name is '?'."""
+    import io
+    import pickletools
+
+    names: list[str] = []
+    pushed: list[str] = []  # strings pushed by the opcodes just before this one
+    memo: dict[object, str] = {}
+    memoized = 0
+    for opcode, argument, _ in pickletools.genops(io.BytesIO(data)):
+        if opcode.name in ("SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE"):
+            pushed.append(str(argument))
+            continue
+        if opcode.name in ("BINGET", "LONG_BINGET", "GET"):
+            pushed.append(memo.get(argument, "?"))
+            continue
+        if opcode.name in ("MEMOIZE", "BINPUT", "LONG_BINPUT", "PUT"):
+            if pushed:
+                memo[memoized if opcode.name == "MEMOIZE" else argument] = pushed[-1]
+            memoized += opcode.name == "MEMOIZE"
+            continue
+        if opcode.name in ("GLOBAL", "INST"):
+            names.append(str(argument).replace(" ", "."))
+        elif opcode.name == "STACK_GLOBAL":
+            names.append(".".join(pushed[-2:]) if len(pushed) >= 2 else "?")
+        pushed = []
+    return names
+
+
 def weight_files(root: Path, stem: str) -> list[Path]:
     """The safetensors files of `stem` (model or adapter_model): single file or sharded via an index."""
     single = root / f"{stem}.safetensors"

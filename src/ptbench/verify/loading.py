@@ -20,6 +20,8 @@ from ptbench.models.device import as_device_failure, is_device_failure, require_
 from ptbench.models.registry import get_base_model
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ptbench.catalog.spec import TaskSpec
     from ptbench.models.backends import Backend
     from ptbench.models.intake import IntakeResult
@@ -39,15 +41,16 @@ class LoadedModel:
     chat_template: str
 
 
-def load_submission(submission: Path, spec: TaskSpec, device: str) -> tuple[IntakeResult, LoadedModel | None]:
-    """Intake (the spec's base model and backend), then load the submission if it passed; a load failure becomes an
-    intake reason (result not ok)."""
+def load_submission(submission: Path, spec: TaskSpec, device: str,
+                    prompts: Sequence[str] = ()) -> tuple[IntakeResult, LoadedModel | None]:
+    """Intake (the spec's base model and backend; a submitted tokenizer must encode `prompts` as the base's does),
+    then load the submission if it passed; a load failure becomes an intake reason (result not ok)."""
     from ptbench.models.backends import load_backend
     from ptbench.models.intake import intake
 
     require_device(device)
     base_model = spec.base_model
-    result = intake(_as_directory(submission), base_model, spec.backend)
+    result = intake(_as_directory(submission), base_model, spec.backend, prompts)
     if not result.ok or result.model_path is None:
         return result, None
     model_dir = Path(result.model_path)

@@ -141,7 +141,7 @@ def _choose_model(spec: TaskSpec, submission: Path, device: str, verdict: Verdic
                   inputs: IntegrityInputs) -> LoadedModel:
     """Intake and integrity decide: the submission if it passes both and loads, else the base model."""
     with console.status("intake: checking the submission"):
-        intake, loaded = load_submission(submission, spec, device)
+        intake, loaded = load_submission(submission, spec, device, _prompts(spec, inputs))
     verdict.intake = intake
     verdict.stages.append(StageRecord(name="intake", status="passed" if intake.ok else "failed",
                                       reasons=intake.reasons + intake.notes))
@@ -162,6 +162,19 @@ def _choose_model(spec: TaskSpec, submission: Path, device: str, verdict: Verdic
     if loaded is not None:
         loaded.backend.close()
     return _load_base(spec, device, verdict, console)
+
+
+def _prompts(spec: TaskSpec, inputs: IntegrityInputs) -> list[str]:
+    """The held-out prompts a submitted tokenizer must encode as the base's does (none for frogs, whose boards are
+    generated, or when the held-out data does not load: intake then notes that it could not compare)."""
+    from ptbench.integrity.items import heldout_prompts
+
+    if spec.is_frogs:
+        return []
+    try:
+        return heldout_prompts(spec.benchmark, inputs.data_dir)
+    except Exception:  # noqa: BLE001 - the evaluation itself reports data that does not load
+        return []
 
 
 def _base_dir(spec: TaskSpec) -> Path | None:

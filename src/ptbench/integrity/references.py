@@ -1,0 +1,84 @@
+"""Reference items for the likelihood check: texts of the test items' kind that are not test items, each set with
+the smallest excess gain of the test items over it that counts (its distance in kind from the test items).
+
+A benchmark with a dev split (GSM8K, AIME, GPQA, BFCL, HealthBench) takes its dev items: the same distribution as its
+test items and disjoint from them, so the permutation test alone bounds the false flags and the floor is low. HumanEval
+has none (its 164 problems are all test data): it takes documented top-level functions of the standard library in its
+shape (a signature, a docstring, a body). An honest fine-tune on such code raises them as much as the test items; one
+on other code makes the base forget the standard library it was pretrained on a little, which the higher floor
+absorbs (bench/bench_likelihood.py). The test items with their names traded are no reference: a model trained on an
+item recalls it renamed almost as well (measured). A benchmark with neither has no references.
+"""
+
+from __future__ import annotations
+
+import ast
+import random
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from inspect_ai.dataset import Sample
+
+from ptbench.benchmarks.registry import get_benchmark
+
+SAME_DISTRIBUTION_FLOOR = 0.1
+STDLIB_FLOOR = 0.5
+"""Nats per token; the tiny model's honest fine-tunes reached +0.37 over the standard-library functions (Python code
+of other packages, lr 3e-3), its cheats +0.65 at the least (20 test items among standard-library code, lr 1e-3)."""
+
+
+@dataclass(frozen=True)
+class ReferenceSet:
+    """Non-test texts of the test items' kind, and the excess gain over them that flags."""
+
+    name: str
+    texts: list[str]
+    floor: float
+
+
+@cache
+def reference_samples(benchmark: str, data_dir: Path | None) -> tuple[Sample, ...]:
+    """The dev split's items, as inspect samples (empty when the benchmark has no dev split)."""
+    definition = get_benchmark(benchmark)
+    if definition.dev_split is None:
+        return ()
+    return tuple(definition.build_task(data_dir, None, definition.dev_split).dataset)
+
+
+def reference_set(benchmark: str, data_dir: Path | None, count: int) -> ReferenceSet | None:
+    """Up to `count` reference texts for `benchmark` in a fixed order, or None when it has none."""
+    from ptbench.integrity.items import item_text
+
+    if get_benchmark(benchmark).dev_split is not None:
+        texts = [item_text(sample) for sample in reference_samples(benchmark, data_dir)[:count]]
+        return ReferenceSet("dev items", texts, SAME_DISTRIBUTION_FLOOR)
+    if benchmark == "humaneval":
+        return ReferenceSet("standard-library functions", stdlib_functions(count), STDLIB_FLOOR)
+    return None
+
+
+def stdlib_functions(count: int) -> list[str]:
+    """`count` documented top-level standard-library functions (6 to 30 lines) in HumanEval's shape, chosen by a fixed
+    seed."""
+    from inspect_evals.humaneval.humaneval import INSTRUCTION
+
+    functions = _documented_functions()
+    return [f"{INSTRUCTION}\n\n{text}" for text in random.Random(0).sample(functions, min(count, len(functions)))]
+
+
+@cache
+def _documented_functions() -> list[str]:
+    found = []
+    for path in sorted(Path(ast.__file__).parent.glob("*.py")):
+        source = path.read_text(encoding="utf-8", errors="replace")
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        lines = source.splitlines()
+        for node in tree.body:
+            if (isinstance(node, ast.FunctionDef) and not node.name.startswith("_") and ast.get_docstring(node)
+                    and node.end_lineno is not None and 6 <= node.end_lineno - node.lineno + 1 <= 30):
+                found.append("\n".join(lines[node.lineno - 1:node.end_lineno]) + "\n")
+    return found
