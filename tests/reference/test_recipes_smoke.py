@@ -72,7 +72,7 @@ def test_frogs_single_turn_sft_then_grpo_curriculum(tmp_path: Path) -> None:
     assert "SFT" in phases
     assert all({s.n for s in e.sizes} == {4, 5} for e in report.evaluations)
     assert output.count("raw N=") >= 2 * len(report.evaluations)  # the sanity check, every time
-    assert [p.name for p in report.phases] == ["load base model", "boards", "evaluate base", "SFT", "GRPO", "save"]
+    assert [p.name for p in report.phases] == ["load base model", "boards", "evaluate base", "SFT", "GRPO"]
     assert (tmp_path / REPORT_FILE).is_file()
     with pytest.raises(UserError, match="not empty"):  # never overwrite a model silently
         run("frogs-single-tiny", SMOKE_FROGS, tmp_path)
