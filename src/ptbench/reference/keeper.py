@@ -37,14 +37,6 @@ def better(candidate: DevEval, best: DevEval | None) -> bool:
     if best is None:
         return True
 
-    def recording(self, evaluations: list[DevEval]) -> Callable[[DevEval], None]:
-        """What to do with each dev evaluation: add it to `evaluations`, then offer it."""
-
-        def record(result: DevEval) -> None:
-            evaluations.append(result)
-            self.offer(result)
-
-        return record
     return (candidate.pass_rate, candidate.parse_rate) > (best.pass_rate, best.parse_rate)
 
 
