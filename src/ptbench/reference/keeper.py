@@ -36,7 +36,6 @@ def better(candidate: DevEval, best: DevEval | None) -> bool:
     """Whether `candidate` beats `best`: a higher dev pass rate, or an equal one with a higher parse rate."""
     if best is None:
         return True
-
     return (candidate.pass_rate, candidate.parse_rate) > (best.pass_rate, best.parse_rate)
 
 
