@@ -66,3 +66,8 @@ def _cells(table: str, label: str) -> list[str]:
     """The cells of the leaderboard row `label` (agent or baseline, then one per benchmark, then the aggregate)."""
     line = next(line for line in table.splitlines() if label in line)
     return [cell.strip() for cell in line.strip().strip("│").split("│")]
+
+
+def test_run_baseline_measures_before_a_new_job_only(cli, tmp_path: Path) -> None:
+    done = cli("run", "--resume", "j1", "--baseline", env={"PTBENCH_WORKDIR": str(tmp_path)})
+    assert done.returncode == 2 and "drop --baseline" in done.stderr and "Traceback" not in done.stderr
