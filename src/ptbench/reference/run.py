@@ -169,7 +169,6 @@ def _run_frogs(spec: TaskSpec, recipe: FrogsRecipe, policy: Policy, work: Path, 
                        train_stage, evaluate, deadline, report.notes)
 
 
-
 def _quiet_libraries() -> None:
     """Silence per-dataset tqdm bars, experimental-feature and deprecation chatter; rich shows progress."""
     import os
