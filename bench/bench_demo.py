@@ -22,6 +22,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from ptbench.demo.phases import HARBOR_PHASES
 from ptbench.demo.summary import DemoSummary
 
 LOAD = 3
@@ -50,7 +51,7 @@ def run_demo(work: Path, name: str, load: int, boards: int | None) -> tuple[int,
 def row(label: str, rc: int, seconds: float, summary: DemoSummary | None) -> list[str]:
     if summary is None:
         return [label, str(rc), f"{seconds:.0f}", "-", "-", "-", "-", "-", "-"]
-    agent = next((p.seconds for p in summary.phases if p.name.startswith("agent")), None)
+    agent = next((p.seconds for p in summary.phases if p.name == HARBOR_PHASES["agent_execution"]), None)
     trained = summary.trained
     comparison = summary.comparison
     return [
