@@ -21,6 +21,9 @@ from rich.console import Console
 from ptbench.demo import DemoSummary, run_demo
 from ptbench.errors import UserError
 from ptbench.scoring.boards import read_boards
+from ptbench.scoring.model import ScoreFilters
+from ptbench.scoring.scores import score_store
+from ptbench.verify.baseline import load_baselines
 
 BOARDS = 4
 K = 2
@@ -91,6 +94,19 @@ def test_the_summary_is_saved_stored_and_printed(demo_run: tuple[DemoSummary, Pa
     for text in ("pass@1 (Wilson)", f"pass@{K} (bootstrap)", "format compliance", "time per phase",
                  "verifier", "inspect view --log-dir", str(work.resolve() / "results.sqlite")):
         assert text in printed
+
+
+def test_the_base_models_evaluation_is_kept_as_the_baseline_score_shows(
+        demo_run: tuple[DemoSummary, Path, str]) -> None:
+    summary, work, _ = demo_run
+    (record,) = load_baselines(work / "baselines")
+    assert (record.benchmark, record.model, record.mode) == ("frogs-single", "tiny", "zero-shot")
+    assert record.measured_by == "ptbench demo, run e2e" and record.details == summary.base.details  # provenance
+    assert record.score == summary.base.reward
+    report = score_store(work / "results.sqlite", work / "baselines", ScoreFilters(), resamples=100)
+    shown = next(b for b in report.baselines if (b.mode, b.benchmark, b.base_model) == ("zero-shot", "frogs-single",
+                                                                                        None))
+    assert (shown.score, shown.source) == (record.score, "measured")  # the leaderboard's row, not "-"
 
 
 def test_bad_input_fails_before_anything_is_written(demo_run: tuple[DemoSummary, Path, str], tmp_path: Path) -> None:

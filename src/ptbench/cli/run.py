@@ -14,6 +14,8 @@ from ptbench.errors import UserError
 from ptbench.paths import work_dir
 
 if TYPE_CHECKING:
+    from harbor.models.job.config import JobConfig
+
     from ptbench.run.local_tinker import TinkerMode
 
 
@@ -48,6 +50,9 @@ def run(
     tinker: Annotated[str | None, typer.Option(
         "--tinker", help="tasks that train through the Tinker API: auto (default: the service when TINKER_API_KEY is "
         "set, else a local server), local (ptbench tinker serve beside the sandboxes) or service")] = None,
+    baseline: Annotated[bool, typer.Option(
+        "--baseline", help="first score each task's untouched base model on its held-out data as its verifier does, "
+        "kept as the benchmark's baseline beside the store (ptbench score shows it); not with --resume")] = False,
     store: StoreOption = None,
 ) -> None:
     """Run agents x tasks x seeds as one Harbor job with live progress; results go to the store."""
@@ -62,7 +67,7 @@ def run(
         given = [flag for flag, value in (("--task", task), ("--agent", agent), ("--seeds", seeds), ("--env", env),
                  ("--concurrency", concurrency), ("--job-name", job_name), ("--data-dir", data_dir),
                  ("--agent-kwarg", agent_kwarg), ("--agent-env", agent_env), ("--agent-config", agent_config),
-                 ("--tinker", tinker))
+                 ("--tinker", tinker), ("--baseline", baseline or None))
                  if value is not None]
         if given:
             raise UserError(f"--resume continues a job with its own settings; drop {', '.join(given)}")
@@ -86,6 +91,8 @@ def run(
         )
     store_path = default_store(store)
     _check_store(store_path)  # an old store is refused before the job runs, not after
+    if baseline:
+        _measure_baselines(config, store_path)
     try:
         asyncio.run(launch(config, resuming=resume is not None))
     except KeyboardInterrupt:
@@ -105,6 +112,21 @@ def _tinker_mode(value: str | None) -> TinkerMode:
         if (value or "auto") == mode:
             return mode
     raise UserError(f"--tinker must be one of {', '.join(modes)}, not {value!r}")
+
+
+def _measure_baselines(config: JobConfig, store: Path) -> None:
+    """The base model of each task scored and kept as its benchmark's baseline (beside the store), before the job."""
+    from rich.console import Console
+
+    from ptbench.verify.base_baseline import measure_task_baselines
+    from ptbench.verify.pipeline import VerifyFailed
+
+    task_dirs = [Path(task.path) for task in config.tasks if task.path is not None]
+    try:
+        measure_task_baselines(task_dirs, store.parent / "baselines", work_dir() / "base-scores" / config.job_name,
+                               f"ptbench run --baseline, job {config.job_name}", Console(stderr=True))
+    except VerifyFailed as exc:
+        raise UserError(f"--baseline: scoring a base model failed: {exc}") from None
 
 
 def _check_store(store: Path) -> None:

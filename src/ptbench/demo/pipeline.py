@@ -3,7 +3,8 @@
 1. the tiny base model (built once, cached: set-up, not counted in the demo's time);
 2. the tiny frogs task exported as a Harbor task dir (held-out boards only in its tests/);
 3. preflight: the job checked against the local environment before anything starts;
-4. the base model scored by `ptbench verify`'s pipeline on the task's held-out boards;
+4. the base model scored by `ptbench verify`'s pipeline on the task's held-out boards, kept as the benchmark's
+   baseline of the tiny model (beside the store: `ptbench score` and the report show it);
 5. a Harbor job: the reference agent (Harbor's oracle running solution/solve.sh, i.e. the reference
    recipe) under the task's budget in the local bubblewrap environment, then the task's test.sh
    (`ptbench verify`) in a fresh verifier environment;
@@ -98,24 +99,17 @@ def run_demo(console: Console, work_dir: Path, budget_minutes: float | None = No
 
 
 def _score_base(console: Console, task_dir: Path, model_dir: Path, paths: DemoPaths, max_tokens: int | None) -> None:
-    """`ptbench verify` on the untouched base model: the same spec, boards and cap as the trial's verifier (a Tinker
-    task's spec as if trained locally: its submissions are checkpoints, the base model is a directory)."""
-    from ptbench.catalog.spec import TaskSpec
-    from ptbench.verify.pipeline import VerifyFailed, VerifyRequest, verify
+    """`ptbench verify` on the untouched base model (the same spec, boards and cap as the trial's verifier), kept as
+    the benchmark's baseline of the tiny model beside the store, so that `ptbench score` shows it."""
+    from ptbench.verify.base_baseline import keep_as_baseline, score_base
+    from ptbench.verify.pipeline import VerifyFailed
 
-    spec_path = task_dir / "tests" / "task.json"
-    spec = TaskSpec.load(spec_path)
-    if spec.backend == "tinker":
-        spec_path = paths.summary.parent / "base_task.json"
-        spec_path.parent.mkdir(parents=True, exist_ok=True)
-        TaskSpec.model_validate({**spec.model_dump(), "backend": "local"}).dump(spec_path)
-    request = VerifyRequest(spec_path=spec_path, submission=model_dir,
-                            out_dir=paths.baseline, heldout=task_dir / "tests" / "heldout.jsonl",
-                            max_tokens=max_tokens)
     try:
-        verify(request, console)
+        verdict = score_base(task_dir, model_dir, paths.baseline, max_tokens, console)
     except VerifyFailed as exc:
         raise DemoFailed(f"scoring the base model failed: {exc}") from exc
+    keep_as_baseline(verdict, paths.baseline / "details.json", paths.store.parent / "baselines",
+                     f"ptbench demo, run {paths.run}", max_tokens, console)
 
 
 def _recipe_overrides(recipe: Path | None) -> tuple[dict[str, str], list[Path]]:

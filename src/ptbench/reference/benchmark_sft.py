@@ -16,6 +16,7 @@ from ptbench.catalog.spec import TaskSpec
 from ptbench.errors import UserError
 from ptbench.reference.benchmark_data import Pair, training_source
 from ptbench.reference.config import BenchmarkRecipe
+from ptbench.reference.deadline import Deadline
 from ptbench.reference.frogs_sft import Example
 from ptbench.reference.progress import RichSteps, progress_bar, without_log_printing
 from ptbench.reference.training import Policy, trl_args
@@ -31,8 +32,9 @@ def training_pairs(spec: TaskSpec, recipe: BenchmarkRecipe, data_dir: Path | Non
 
 
 def run_benchmark_sft(spec: TaskSpec, recipe: BenchmarkRecipe, policy: Policy, pairs: list[Pair], work: Path,
-                      console: Console) -> int:
-    """SFT the policy on the benchmark's training pairs; returns the number of examples."""
+                      console: Console, deadline: Deadline) -> int:
+    """SFT the policy on the benchmark's training pairs (stopped early by the deadline); returns the number of
+    examples."""
     from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
 
@@ -47,7 +49,8 @@ def run_benchmark_sft(spec: TaskSpec, recipe: BenchmarkRecipe, policy: Policy, p
     with progress_bar(console) as progress:
         trainer = SFTTrainer(model=policy.model, args=config, train_dataset=Dataset.from_list(examples),
                              processing_class=policy.tokenizer,
-                             callbacks=[RichSteps(progress, f"SFT on {spec.benchmark} training data", sft.max_steps)])
+                             callbacks=[RichSteps(progress, f"SFT on {spec.benchmark} training data", sft.max_steps),
+                                        deadline.callback()])
         without_log_printing(trainer).train()
     console.print(f"trained on {len(examples)} {spec.benchmark} examples")
     return len(examples)

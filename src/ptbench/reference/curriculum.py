@@ -3,19 +3,24 @@
 A stage trains on training boards of one size (the recipe's `curriculum`, e.g. N=4 then N=5 for
 the tiny task, N=6 up to 13 for the real one), one prompt per board use (cycled, augmented as the
 recipe says); after every stage the dev boards of all sizes are evaluated and a few raw outputs
-printed, so a stage that breaks the format shows at once.
+printed, so a stage that breaks the format shows at once. Each stage is planned against the deadline: shrunk to
+the steps that fit at the last stage's measured seconds per step (before any, a step is taken to cost a dev
+evaluation), or skipped (with the rest) when none does.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from ptbench.frogs import Board, BoardRecord
 from ptbench.reference.config import Stage
+from ptbench.reference.deadline import Deadline
 from ptbench.reference.dev_scores import DevEval
 from ptbench.reference.frogs_data import training_stream
 
-StageTrainer = Callable[[Stage, list[Board]], None]
+StageTrainer = Callable[[Stage, list[Board]], int]
+"""Trains one stage on its boards; returns the steps it trained (fewer when the deadline stopped it)."""
 
 
 def stage_boards(stage: Stage, train: dict[int, list[BoardRecord]], prompts_needed: int, seed: int,
@@ -29,12 +34,29 @@ def stage_boards(stage: Stage, train: dict[int, list[BoardRecord]], prompts_need
 
 def run_curriculum(stages: tuple[Stage, ...], train: dict[int, list[BoardRecord]], prompts_per_step: int,
                    seed: int, augmented: bool, train_stage: StageTrainer,
-                   evaluate: Callable[[str, int], DevEval]) -> list[DevEval]:
-    """Train every stage in order, evaluating after each (with the GRPO steps done so far)."""
+                   evaluate: Callable[[str, int], DevEval], deadline: Deadline, notes: list[str]) -> list[DevEval]:
+    """Train every stage that fits in order, evaluating after each (with the GRPO steps done so far); what was
+    shrunk or skipped for lack of time goes to `notes`."""
     history = []
     steps_done = 0
+    step_seconds: float | None = None
     for index, stage in enumerate(stages):
-        train_stage(stage, stage_boards(stage, train, stage.steps * prompts_per_step, seed + index, augmented))
-        steps_done += stage.steps
-        history.append(evaluate(f"GRPO N={stage.n}", steps_done))
+        # before a stage has been timed, a step (and the trainer's set-up) is taken to cost a dev evaluation
+        fit = deadline.steps_that_fit(stage.steps, step_seconds or deadline.evaluate_seconds)
+        if fit == 0:
+            skipped = ", ".join(f"N={s.n}" for s in stages[index:])
+            notes.append(f"GRPO {skipped} skipped: {max(0.0, deadline.spare()):.0f} s left for training")
+            break
+        if fit < stage.steps:
+            notes.append(f"GRPO N={stage.n} shrunk to {fit} of {stage.steps} steps to fit the time left")
+            stage = stage.model_copy(update={"steps": fit})
+        started = time.monotonic()
+        trained = train_stage(stage, stage_boards(stage, train, stage.steps * prompts_per_step, seed + index,
+                                                  augmented))
+        if trained < stage.steps:
+            notes.append(f"GRPO N={stage.n} stopped after {trained} of {stage.steps} steps: out of time")
+        if trained:
+            step_seconds = (time.monotonic() - started) / trained
+            steps_done += trained
+            history.append(evaluate(f"GRPO N={stage.n}", steps_done))
     return history

@@ -8,6 +8,7 @@ evaluation is the sanity check: a parse rate means little until someone has read
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
 from functools import partial
@@ -19,6 +20,7 @@ from rich.markup import escape
 from ptbench.frogs import BoardRecord, Rules, render_prompt, score_answer
 from ptbench.models.backends.base import Backend, Conversation, GenerationSettings
 from ptbench.models.backends.transformers_backend import TransformersBackend
+from ptbench.reference.deadline import Deadline
 from ptbench.reference.training import Policy
 
 _SHOWN_CHARS = 160
@@ -74,14 +76,16 @@ def evaluate_dev(boards: dict[int, list[BoardRecord]], play: Player, console: Co
 
 
 def dev_recorder(boards: dict[int, list[BoardRecord]], play: Player, console: Console, show: int,
-                 record: Callable[[DevEval], None],
+                 record: Callable[[DevEval], None], deadline: Deadline,
                  around: Callable[[], AbstractContextManager[None]] = nullcontext) -> Callable[[str, int], DevEval]:
-    """`evaluate(phase, step)`: `evaluate_dev` inside `around()` (e.g. the policy's evaluation mode), each result
-    passed to `record` too."""
+    """`evaluate(phase, step)`: `evaluate_dev` inside `around()` (e.g. the policy's evaluation mode), timed for the
+    deadline's reserve, each result passed to `record` too."""
 
     def evaluate(phase: str, step: int = 0) -> DevEval:
+        started = time.monotonic()
         with around():
             result = evaluate_dev(boards, play, console, phase, step, show)
+        deadline.measured("evaluate", time.monotonic() - started)
         record(result)
         return result
 

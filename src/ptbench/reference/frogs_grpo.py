@@ -18,6 +18,7 @@ from rich.console import Console
 
 from ptbench.frogs import Board, Cell, Failure, Rules, parse_strict, render_prompt, verify_placement
 from ptbench.reference.config import FrogsRecipe, Stage
+from ptbench.reference.deadline import Deadline
 from ptbench.reference.length_reward import with_length_reward
 from ptbench.reference.progress import RichSteps, progress_bar, without_log_printing
 from ptbench.reference.training import Policy, trl_args
@@ -75,8 +76,8 @@ def grpo_config(recipe: FrogsRecipe, stage: Stage, work: Path, max_completion_le
 
 
 def train_stage(policy: Policy, recipe: FrogsRecipe, rules: Rules, stage: Stage, boards: list[Board],
-                work: Path, console: Console) -> None:
-    """GRPO on one curriculum stage's boards."""
+                work: Path, console: Console, deadline: Deadline) -> int:
+    """GRPO on one curriculum stage's boards (stopped early by the deadline); the steps it trained."""
     from datasets import Dataset
     from trl import GRPOTrainer
 
@@ -87,5 +88,7 @@ def train_stage(policy: Policy, recipe: FrogsRecipe, rules: Rules, stage: Stage,
     with progress_bar(console) as progress:
         trainer = GRPOTrainer(model=policy.model, reward_funcs=reward_functions(recipe, rules), args=config,
                               train_dataset=Dataset.from_list(rows), processing_class=policy.tokenizer,
-                              callbacks=[RichSteps(progress, f"GRPO N={stage.n}", stage.steps, metric="reward")])
+                              callbacks=[RichSteps(progress, f"GRPO N={stage.n}", stage.steps, metric="reward"),
+                                         deadline.callback()])
         without_log_printing(trainer).train()
+    return int(trainer.state.global_step)

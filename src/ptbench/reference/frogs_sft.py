@@ -22,6 +22,7 @@ from transformers import TrainerCallback
 
 from ptbench.frogs import Board, Cell, Rules, render_prompt
 from ptbench.reference.config import FrogsRecipe
+from ptbench.reference.deadline import Deadline
 from ptbench.reference.dev_scores import DevEval
 from ptbench.reference.frogs_data import answer_text
 from ptbench.reference.progress import RichSteps, progress_bar, without_log_printing
@@ -46,15 +47,19 @@ class SftGate(TrainerCallback):
         self.evaluate, self.every = evaluate, every
         self.parse, self.signal, self.signal_size = parse, signal, signal_size
         self.history: list[DevEval] = []
+        self.out_of_time = False
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        if self.after_step(state.global_step, state.max_steps):
+        # after StopAtDeadline: a step that ends training for lack of time is evaluated too
+        if self.after_step(state.global_step, state.max_steps, last=control.should_training_stop):
             control.should_training_stop = True
 
-    def after_step(self, step: int, max_steps: int) -> bool:
-        """Evaluate when due (every `every` steps, and after the last); whether training should stop."""
-        if step % self.every and step < max_steps:
+    def after_step(self, step: int, max_steps: int, last: bool = False) -> bool:
+        """Evaluate when due (every `every` steps, and after the last, `last` when training stops early);
+        whether training should stop."""
+        if step % self.every and step < max_steps and not last:
             return False
+        self.out_of_time = last and step < max_steps
         result = self.evaluate(step)
         self.history.append(result)
         return self.reached(result)
@@ -71,16 +76,17 @@ class SftGate(TrainerCallback):
         return bool(self.history) and self.reached(self.history[-1])
 
 
-def gate_note(recipe: FrogsRecipe, then: str) -> str:
-    """The report's note when SFT ran out of steps before its gate."""
+def gate_note(recipe: FrogsRecipe, gate: SftGate, then: str) -> str:
+    """The report's note when SFT ran out of steps, or of time, before its gate."""
     sft = recipe.sft
-    return (f"SFT reached max_steps={sft.max_steps} before its gate (parse {sft.parse_gate}, signal "
-            f"{sft.signal_gate}); {then} ran anyway")
+    stopped = (f"SFT stopped at step {gate.history[-1].step} for lack of time" if gate.out_of_time and gate.history
+               else f"SFT reached max_steps={sft.max_steps}")
+    return f"{stopped} before its gate (parse {sft.parse_gate}, signal {sft.signal_gate}); {then} ran if time allowed"
 
 
 def run_sft(policy: Policy, recipe: FrogsRecipe, examples: list[Example], evaluate: Callable[[int], DevEval],
-            work: Path, console: Console) -> SftGate:
-    """SFT until the parse gate (or `max_steps`); returns the gate with every evaluation it made."""
+            work: Path, console: Console, deadline: Deadline) -> SftGate:
+    """SFT until the parse gate (or `max_steps`, or the deadline); returns the gate with every evaluation it made."""
     from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
 
@@ -96,6 +102,7 @@ def run_sft(policy: Policy, recipe: FrogsRecipe, examples: list[Example], evalua
     with progress_bar(console) as progress:
         trainer = SFTTrainer(model=policy.model, args=config, train_dataset=Dataset.from_list(rows),
                              processing_class=policy.tokenizer,
-                             callbacks=[RichSteps(progress, "SFT (until the gate)", sft.max_steps), gate])
+                             callbacks=[RichSteps(progress, "SFT (until the gate)", sft.max_steps),
+                                        deadline.callback(), gate])
         without_log_printing(trainer).train()
     return gate

@@ -25,6 +25,7 @@ from ptbench.frogs import Board, BoardRecord, FrogToolEnv, Rules, verify_placeme
 from ptbench.frogs.toolenv import TOOLS
 from ptbench.models.backends.base import Backend, Conversation, GenerationSettings
 from ptbench.reference.config import FrogsRecipe, Stage
+from ptbench.reference.deadline import Deadline
 from ptbench.reference.dev_scores import Outcome, Player
 from ptbench.reference.frogs_grpo import clean_share, grpo_config
 from ptbench.reference.frogs_sft import Example, Puzzle
@@ -200,8 +201,9 @@ def _outcome(env: FrogToolEnv) -> Outcome:
 
 
 def train_stage(policy: Policy, recipe: FrogsRecipe, rules: Rules, stage: Stage, boards: list[Board],
-                work: Path, console: Console) -> None:
-    """GRPO on one curriculum stage, with whole episodes as completions."""
+                work: Path, console: Console, deadline: Deadline) -> int:
+    """GRPO on one curriculum stage, with whole episodes as completions (stopped early by the deadline); the steps
+    it trained."""
     from datasets import Dataset
     from trl import GRPOTrainer
 
@@ -229,5 +231,6 @@ def train_stage(policy: Policy, recipe: FrogsRecipe, rules: Rules, stage: Stage,
                               train_dataset=Dataset.from_list([{"prompt": p} for p in by_prompt]),
                               processing_class=policy.tokenizer, rollout_func=rollout,
                               callbacks=[RichSteps(progress, f"GRPO (multi-turn) N={stage.n}", stage.steps,
-                                                   metric="reward")])
+                                                   metric="reward"), deadline.callback()])
         without_log_printing(trainer).train()
+    return int(trainer.state.global_step)

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ptbench.files import write_model_json
 from ptbench.reference.dev_scores import DevEval
+from ptbench.reference.keeper import SavedSubmission
 
 
 class RecipePhaseTime(BaseModel):
@@ -38,6 +39,12 @@ class ReferenceReport(BaseModel):
     evaluations: list[DevEval] = Field([], description="every dev evaluation, in order (frogs)")
     sft_stopped_at_gate: bool | None = Field(None, description="frogs: whether SFT stopped at its gate")
     train_examples: int = Field(0, description="SFT examples prepared (frogs SFT may stop before using all)")
+    budget_seconds: float | None = Field(None, description="the agent's budget from its start stamp (None: no "
+                                         "stamp, no deadline)")
+    deadline_left_seconds: float | None = Field(None, description="seconds left to the recipe's deadline (the "
+                                                "budget's end less a margin) when it finished; None without one")
+    saves: list[SavedSubmission] = Field([], description="every save of the submission: the first evaluated model, "
+                                         "then each better one by its dev evaluation")
     notes: list[str] = []
 
     def write(self, path: Path) -> None:

@@ -1,10 +1,15 @@
 """`ptbench reference`: run a task's reference recipe and save the model where the task says.
 
 Frogs (single- or multi-turn): load the base model, draw training and dev boards, evaluate the
-base on dev, SFT until outputs parse, GRPO over the board-size curriculum, save. Tinker tasks: the same through
+base on dev, SFT until outputs parse, GRPO over the board-size curriculum. Tinker tasks: the same through
 the Tinker API (`tinker_frogs`), the checkpoint's path written to path.txt. Benchmarks: SFT on
 the benchmark's allowed training data, save. Every phase is timed (wall and CPU seconds) and the
 run is recorded in reference_report.json beside the model directory.
+
+The recipe practises what the task's instruction advises: it reads the agent's budget from the start stamp
+(`deadline`), saves the base model as the submission as soon as it is evaluated and replaces it only with a
+better one by its dev evaluation (`keeper`), stops training before the time it keeps for a last evaluation and
+save, and shrinks or skips the GRPO stages that no longer fit.
 
 One seed drives every seeded part: the trial's `PTBENCH_SEED` (set per seed by `ptbench run`) when
 given, else the recipe's `seed`. It replaces the recipe's seed, from which the torch seed (and so
@@ -26,7 +31,9 @@ from ptbench.catalog.spec import TaskSpec
 from ptbench.datadir.manifest import view_dir
 from ptbench.errors import UserError
 from ptbench.reference.config import BenchmarkRecipe, FrogsRecipe, recipe_for
+from ptbench.reference.deadline import Deadline
 from ptbench.reference.dev_scores import Player, dev_recorder, dev_settings, single_turn_player, transformers_backend
+from ptbench.reference.keeper import BestSubmission
 from ptbench.reference.progress import PhaseClock
 from ptbench.reference.report import RecipePhaseTime, ReferenceReport
 from ptbench.reference.training import Policy, check_out, load_policy, save_final_model
@@ -64,18 +71,23 @@ def run_reference(spec: TaskSpec, out: Path, *, recipe: FrogsRecipe | BenchmarkR
     if frogs != isinstance(recipe, FrogsRecipe):
         raise UserError(f"a {recipe.kind} recipe cannot run task {spec.name} ({spec.benchmark})")
     check_out(out, force)
+    deadline = Deadline.from_stamp()
     _quiet_libraries()
     clock = PhaseClock()
     report = ReferenceReport(task=spec.name, benchmark=spec.benchmark, base_model=spec.base_model,
-                             recipe=recipe.model_dump(mode="json"), model_dir=str(out), seed=recipe.seed)
+                             recipe=recipe.model_dump(mode="json"), model_dir=str(out), seed=recipe.seed,
+                             budget_seconds=deadline.budget_seconds)
+    if deadline.bounded:
+        console.print(f"budget {deadline.budget_seconds:.0f} s; {deadline.left():.0f} s left before the recipe's "
+                      "deadline (the budget's end less a margin)")
     console.print(f"seed {recipe.seed}" + (f" (from {env_name('seed')})" if settings().seed is not None else ""))
     if spec.backend == "tinker":
         from ptbench.reference.tinker_frogs import run_tinker_frogs
 
         if not isinstance(recipe, FrogsRecipe):
             raise UserError(f"task {spec.name} trains through Tinker; only frogs recipes do")
-        run_tinker_frogs(spec, recipe, out, clock, console, report)
-        return _finish(report, clock, out, report_path, console)
+        run_tinker_frogs(spec, recipe, out, clock, console, report, deadline)
+        return _finish(report, clock, out, report_path, console, deadline)
     with tempfile.TemporaryDirectory(prefix="ptbench-reference-") as work:
         if isinstance(recipe, BenchmarkRecipe):
             from ptbench.reference.benchmark_sft import run_benchmark_sft, training_pairs
@@ -85,30 +97,36 @@ def run_reference(spec: TaskSpec, out: Path, *, recipe: FrogsRecipe | BenchmarkR
         with clock.phase("load base model"):
             policy = load_policy(spec.base_model, recipe, base_dir)
         if isinstance(recipe, FrogsRecipe):
-            _run_frogs(spec, recipe, policy, Path(work), clock, console, report)
+            keeper = BestSubmission(lambda _: save_final_model(policy, out, replace=True), deadline, console,
+                                    report.saves.append)
+            _run_frogs(spec, recipe, policy, Path(work), clock, console, report, deadline, keeper)
         else:
             with clock.phase("SFT"):
-                report.train_examples = run_benchmark_sft(spec, recipe, policy, pairs, Path(work), console)
-        with clock.phase("save"):
-            save_final_model(policy, out, replace=force)
-    return _finish(report, clock, out, report_path, console)
+                report.train_examples = run_benchmark_sft(spec, recipe, policy, pairs, Path(work), console, deadline)
+            with clock.phase("save"):
+                save_final_model(policy, out, replace=force)
+    return _finish(report, clock, out, report_path, console, deadline)
 
 
 def _finish(report: ReferenceReport, clock: PhaseClock, out: Path, report_path: Path | None,
-            console: Console) -> ReferenceReport:
+            console: Console, deadline: Deadline) -> ReferenceReport:
     """Time the phases into the report, write it and say where everything went."""
+    if deadline.bounded:
+        report.deadline_left_seconds = round(deadline.left(), 1)
     report.phases = [RecipePhaseTime(name=name, wall_seconds=clock.wall[name], cpu_seconds=clock.cpu[name])
                      for name in clock.wall]
     path = report_path or default_report_path(out)
     report.write(path)
-    console.print(f"saved the post-trained model to {out}; report: {path}")
+    last = report.saves[-1] if report.saves else None
+    kept = f" ({last.phase} step {last.step}, the best by dev evaluation)" if last else ""
+    console.print(f"saved the post-trained model to {out}{kept}; report: {path}")
     for phase in report.phases:
         console.print(f"  {phase.name}: {phase.wall_seconds:.1f} s wall, {phase.cpu_seconds:.1f} s CPU")
     return report
 
 
 def _run_frogs(spec: TaskSpec, recipe: FrogsRecipe, policy: Policy, work: Path, clock: PhaseClock,
-               console: Console, report: ReferenceReport) -> None:
+               console: Console, report: ReferenceReport, deadline: Deadline, keeper: BestSubmission) -> None:
     from ptbench.reference.curriculum import StageTrainer, run_curriculum
     from ptbench.reference.frogs_data import recipe_sets
     from ptbench.reference.frogs_sft import gate_note, run_sft
@@ -124,27 +142,31 @@ def _run_frogs(spec: TaskSpec, recipe: FrogsRecipe, policy: Policy, work: Path, 
         play: Player = single_turn_player(transformers_backend(policy), sampling, spec.rules)
         examples = single_turn_examples(policy, puzzles, spec.rules)
         train_stage: StageTrainer = partial(frogs_grpo.train_stage, policy, recipe, spec.rules, work=work,
-                                            console=console)
+                                            console=console, deadline=deadline)
     else:
         from ptbench.reference import multiturn
 
         play = multiturn.player(policy, sampling, spec.rules, recipe.max_turns)
         examples = multiturn.sft_examples(policy, puzzles, spec.rules)
-        train_stage = partial(multiturn.train_stage, policy, recipe, spec.rules, work=work, console=console)
+        train_stage = partial(multiturn.train_stage, policy, recipe, spec.rules, work=work, console=console,
+                              deadline=deadline)
 
-    evaluate = dev_recorder(boards.dev, play, console, recipe.eval.show_samples, report.evaluations.append,
-                            policy.evaluating)
+    evaluate = dev_recorder(boards.dev, play, console, recipe.eval.show_samples,
+                            keeper.recording(report.evaluations), deadline, policy.evaluating)
     report.train_examples = len(examples)
     with clock.phase("evaluate base"):
         evaluate("base", 0)
+    if deadline.out_of_time():
+        report.notes.append("no time left to train after the base model's evaluation: the base model is submitted")
+        return
     with clock.phase("SFT"):
-        gate = run_sft(policy, recipe, examples, lambda step: evaluate("SFT", step), work, console)
+        gate = run_sft(policy, recipe, examples, lambda step: evaluate("SFT", step), work, console, deadline)
     report.sft_stopped_at_gate = gate.passed
     if not gate.passed:
-        report.notes.append(gate_note(recipe, "GRPO"))
+        report.notes.append(gate_note(recipe, gate, "GRPO"))
     with clock.phase("GRPO"):
         run_curriculum(recipe.curriculum, boards.train, recipe.grpo.prompts_per_step, recipe.seed, recipe.augment,
-                       train_stage, evaluate)
+                       train_stage, evaluate, deadline, report.notes)
 
 
 def _quiet_libraries() -> None:

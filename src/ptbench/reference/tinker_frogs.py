@@ -13,12 +13,15 @@ The service is whatever the environment names (`TINKER_BASE_URL`, `TINKER_API_KE
    verifier's reward (`placement_reward`), advantages centred per group (groups without spread teach nothing and
    are dropped), one `importance_sampling` step per batch with the sampler's log-probabilities. The multi-turn
    variant stops after SFT (noted in the report).
-4. The final weights are saved for sampling; their `tinker://` path is the submission (path.txt).
+4. Time and submission as the local recipe (`deadline`, `keeper`): the base model's evaluated weights are saved
+   for sampling and their `tinker://` path written to path.txt at once, replaced by each better checkpoint by its
+   dev evaluation; SFT and RL stop before the reserve kept for a last evaluation and save.
 """
 
 from __future__ import annotations
 
 import random
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,10 +35,12 @@ from ptbench.models.backends.base import Backend, Conversation, GenerationSettin
 from ptbench.models.backends.tinker_sampler import TinkerSampler, open_service
 from ptbench.models.registry import get_base_model
 from ptbench.reference.config import FrogsRecipe, LoraSettings
+from ptbench.reference.deadline import Deadline
 from ptbench.reference.dev_scores import Player, dev_recorder, dev_settings, single_turn_player
 from ptbench.reference.frogs_data import answer_text, recipe_sets
 from ptbench.reference.frogs_grpo import placement_reward
 from ptbench.reference.frogs_sft import Puzzle, SftGate, gate_note
+from ptbench.reference.keeper import BestSubmission
 from ptbench.reference.progress import PhaseClock, progress_bar
 from ptbench.reference.report import ReferenceReport
 from ptbench.reference.training import ChatFormat, load_chat_format
@@ -112,8 +117,8 @@ def supervised_data(chat: ChatFormat, messages: Conversation) -> list[types.Datu
 
 
 def run_tinker_frogs(spec: TaskSpec, recipe: FrogsRecipe, out: Path, clock: PhaseClock, console: Console,
-                     report: ReferenceReport) -> None:
-    """Train through the Tinker API and write the final checkpoint's path to `out` (path.txt)."""
+                     report: ReferenceReport, deadline: Deadline) -> None:
+    """Train through the Tinker API, writing the best checkpoint's path so far to `out` (path.txt)."""
     import tinker
 
     multi = recipe.mode == "multi"
@@ -134,7 +139,9 @@ def run_tinker_frogs(spec: TaskSpec, recipe: FrogsRecipe, out: Path, clock: Phas
     sampling = dev_settings(recipe.eval.max_new_tokens, spec.definition.generation.temperature, recipe.seed)
     play = _player(policy, sampling, spec.rules, recipe)
 
-    evaluate = dev_recorder(boards.dev, play, console, recipe.eval.show_samples, report.evaluations.append)
+    keeper = BestSubmission(lambda result: _submit(policy, out, report), deadline, console, report.saves.append)
+    evaluate = dev_recorder(boards.dev, play, console, recipe.eval.show_samples,
+                            keeper.recording(report.evaluations), deadline)
     report.train_examples = len(data)
     sft = recipe.sft
     with clock.phase("evaluate base"):
@@ -142,22 +149,28 @@ def run_tinker_frogs(spec: TaskSpec, recipe: FrogsRecipe, out: Path, clock: Phas
     with clock.phase("SFT"):
         gate = SftGate(lambda step: evaluate("SFT", step), sft.eval_every, sft.parse_gate, sft.signal_gate,
                        recipe.curriculum[0].n)
-        _supervised(policy, data, recipe, gate, console)
+        _supervised(policy, data, recipe, gate, console, deadline)
     report.sft_stopped_at_gate = gate.passed
     if not gate.passed and not multi:
-        report.notes.append(gate_note(recipe, "RL"))
+        report.notes.append(gate_note(recipe, gate, "RL"))
     if multi:
         report.notes.append("multi-turn through Tinker: SFT only (the RL stage is single-turn)")
     else:
         with clock.phase("RL"):
-            _reinforce(policy, recipe, spec.rules, {n: [r.board for r in rs] for n, rs in boards.train.items()},
-                       console)
-            evaluate("RL", policy.step)
-    with clock.phase("save"):
-        path = policy.save("final")
-        out.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(out, path + "\n")
-    report.notes.append(f"checkpoint {path}")
+            trained = _reinforce(policy, recipe, spec.rules,
+                                 {n: [r.board for r in rs] for n, rs in boards.train.items()}, console, deadline)
+            if trained:
+                evaluate("RL", policy.step)
+            else:
+                report.notes.append("RL skipped: no time left for a step")
+
+
+def _submit(policy: TinkerPolicy, out: Path, report: ReferenceReport) -> None:
+    """Save the current weights for sampling and write their `tinker://` path to `out` (atomically)."""
+    path = policy.save(f"step-{policy.step}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(out, path + "\n")
+    report.notes.append(f"checkpoint {path} (step {policy.step}) submitted")
 
 
 def _player(policy: TinkerPolicy, sampling: GenerationSettings, rules: Rules, recipe: FrogsRecipe) -> Player:
@@ -169,33 +182,42 @@ def _player(policy: TinkerPolicy, sampling: GenerationSettings, rules: Rules, re
 
 
 def _supervised(policy: TinkerPolicy, data: list[types.Datum], recipe: FrogsRecipe, gate: SftGate,
-                console: Console) -> None:
-    """SFT batches until the gate passes or `max_steps`."""
+                console: Console, deadline: Deadline) -> None:
+    """SFT batches until the gate passes, `max_steps`, or the deadline (the last step then evaluated)."""
     sft = recipe.sft
+    slowest = 0.0
     with progress_bar(console) as progress:
         task = progress.add_task("SFT through Tinker (until the gate)", total=sft.max_steps, metric="")
         for step in range(1, sft.max_steps + 1):
+            if deadline.out_of_time(slowest):
+                return
+            started = time.monotonic()
             start = (step - 1) * sft.batch_size % len(data)
             batch = (data + data)[start:start + sft.batch_size]
             metrics = policy.train(batch, "cross_entropy", sft.learning_rate)
             tokens = sum(sum(d.loss_fn_inputs["weights"].to_numpy()) for d in batch)
             progress.update(task, completed=step, metric=f"loss {metrics['loss:sum'] / max(tokens, 1):.3f}")
-            if gate.after_step(step, sft.max_steps):
+            slowest = max(slowest, time.monotonic() - started)
+            if gate.after_step(step, sft.max_steps, last=deadline.out_of_time(slowest)):
                 return
 
 
 def _reinforce(policy: TinkerPolicy, recipe: FrogsRecipe, rules: Rules, boards: dict[int, list[Board]],
-               console: Console) -> None:
-    """Importance-sampling RL over the curriculum, the verifier as reward."""
+               console: Console, deadline: Deadline) -> int:
+    """Importance-sampling RL over the curriculum, the verifier as reward, while a step fits; the steps taken."""
     from tinker import types
 
     grpo = recipe.grpo
     rng = random.Random(recipe.seed)
     settings = GenerationSettings(max_new_tokens=grpo.max_completion_length, temperature=grpo.temperature)
+    slowest, taken = 0.0, 0
     with progress_bar(console) as progress:
         for stage in recipe.curriculum:
             task = progress.add_task(f"RL through Tinker N={stage.n}", total=stage.steps, metric="")
             for step in range(stage.steps):
+                if deadline.out_of_time(slowest):
+                    return taken
+                started = time.monotonic()
                 sampler = policy.sampler()
                 chosen = rng.sample(boards[stage.n], min(grpo.prompts_per_step, len(boards[stage.n])))
                 prompts = sampler.prompt_ids([[{"role": "user", "content": render_prompt(b, rules)}]
@@ -217,6 +239,9 @@ def _reinforce(policy: TinkerPolicy, recipe: FrogsRecipe, rules: Rules, boards: 
                 if data:
                     policy.train(data, "importance_sampling", grpo.learning_rate)
                 progress.update(task, completed=step + 1, metric=f"reward {sum(rewards) / len(rewards):.3f}")
+                slowest = max(slowest, time.monotonic() - started)
+                taken += 1
+    return taken
 
 
 def _rl_datum(prompt: list[int], sequence: Any, advantage: float) -> types.Datum:

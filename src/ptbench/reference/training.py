@@ -8,6 +8,7 @@ training. The final model is written as a full Hugging Face directory with safet
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -131,11 +132,13 @@ def check_out(out: Path, replace: bool) -> None:
 
 
 def save_final_model(policy: Policy, out: Path, replace: bool = False) -> Path:
-    """Write the trained model to `out` (merged, safetensors, with the tokenizer); returns `out`."""
+    """Write the model in training to `out` (merged, safetensors, with the tokenizer), atomically; returns `out`.
+
+    A LoRA model is merged in a copy, so training can go on after the save."""
     check_out(out, replace)
     model = policy.model
     if hasattr(model, "merge_and_unload"):
-        model = model.merge_and_unload()
+        model = copy.deepcopy(model).merge_and_unload()
     with staged_dir(out) as staging:
         model.save_pretrained(staging, safe_serialization=True)
         tokenizer = policy.tokenizer

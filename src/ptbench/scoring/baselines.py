@@ -8,7 +8,6 @@ from pathlib import Path
 from statistics import fmean
 from typing import get_args
 
-from ptbench.benchmarks.registry import get_benchmark
 from ptbench.scoring.model import BaselineMode, BaselineScore
 from ptbench.scoring.weights import PUBLISHED, PublishedFigures
 
@@ -26,13 +25,10 @@ def read_measured(directory: Path) -> Measured:
     return {(r.benchmark, r.model, r.mode): r.score for r in load_baselines(directory) if r.score is not None}
 
 
-def verifier_mode(benchmark: str) -> BaselineMode:
-    """The baseline mode that evaluates the base model as the verifier does (its default few-shot prompt, if any)."""
-    return "few-shot" if get_benchmark(benchmark).fewshot else "zero-shot"
-
-
 def base_score(measured: Measured, benchmark: str, base_model: str) -> tuple[float | None, str | None]:
     """The base model's measured score on a benchmark as the verifier evaluates it, and where it comes from."""
+    from ptbench.verify.baseline import verifier_mode
+
     mode = verifier_mode(benchmark)
     score = measured.get((benchmark, base_model, mode))
     return (score, f"measured baseline ({mode})") if score is not None else (None, None)

@@ -28,6 +28,7 @@ from ptbench.verify.judges import resolve_judges
 from ptbench.verify.loading import LoadedModel, load_base, load_instruct
 
 Mode = Literal["zero-shot", "few-shot", "instruct"]
+MEASURED_BY_COMMAND = "ptbench baseline"
 FEWSHOT_ARG = "fewshot"
 """The build_task keyword of benchmarks with a few-shot prompt (its default is the benchmark's shot count)."""
 
@@ -53,6 +54,9 @@ class BaselineRecord(BaseModel):
     inspect_log: str
     created_at: str
     ptbench_version: str = __version__
+    measured_by: str = Field(MEASURED_BY_COMMAND, description="what measured it: `ptbench baseline`, or the run "
+                             "that scored the base model on a task's held-out data (demo, `ptbench run --baseline`)")
+    details: str | None = Field(None, description="that run's details.json (the verifier's verdict on the base model)")
 
 
 @dataclass
@@ -75,9 +79,14 @@ def baselines_dir() -> Path:
     return work_dir() / "baselines"
 
 
-def baseline_path(benchmark: str, model: str, mode: Mode) -> Path:
-    """The record file of one baseline."""
-    return baselines_dir() / benchmark / model / f"{mode}.json"
+def baseline_path(benchmark: str, model: str, mode: Mode, root: Path | None = None) -> Path:
+    """The record file of one baseline (under `root`, default `baselines_dir()`)."""
+    return (root or baselines_dir()) / benchmark / model / f"{mode}.json"
+
+
+def verifier_mode(benchmark: str) -> Mode:
+    """The baseline mode that evaluates the base model as the verifier does (its default few-shot prompt, if any)."""
+    return "few-shot" if get_benchmark(benchmark).fewshot else "zero-shot"
 
 
 def load_baselines(directory: Path | None = None) -> list[BaselineRecord]:
