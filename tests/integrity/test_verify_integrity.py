@@ -51,11 +51,11 @@ def test_contaminated_workspace_scores_the_base_and_honest_one_the_submission(tm
     verdict = _verify(tmp_path / "b", tiny_dir, honest, log)
     assert verdict.scored == "submission", verdict.fallback_reasons
     checks = {c.name: c for c in verdict.integrity}
-    # the fixture's 4 test items are too few for the likelihood test to ever reach p < 0.01: it says so
-    likelihood = checks.pop("contamination-likelihood")
-    assert likelihood.status == "could-not-run" and "only 4 items" in likelihood.reason
-    assert all(c.status == "passed" for c in checks.values()), verdict.integrity
-    assert next(s for s in verdict.stages if s.name == "integrity").status == "skipped"
+    # the likelihood test compares the fixture's 4 test items with its dev items: the base model gains on neither
+    assert checks["contamination-likelihood"].status == "passed", checks["contamination-likelihood"].reason
+    assert all(c.status == "passed" for c in checks.values()), [(c.name, c.status, c.reason) for c in verdict.integrity
+                                                                 if c.status != "passed"]
+    assert next(s for s in verdict.stages if s.name == "integrity").status == "passed"
 
 
 def test_a_hostile_workspace_leaves_a_verdict_with_the_scan_incomplete(tmp_path: Path, tiny_dir: Path,

@@ -60,7 +60,8 @@ def check_provenance(submission: Path, base: Path, others: dict[str, Path]) -> C
 
 
 def position(weights: Weights, base: Weights, other: Weights) -> tuple[float, float]:
-    """Median over tensors of the projection of (weights - base) on (other - base), and of their cosine."""
+    """Median over tensors of the projection of (weights - base) on (other - base), and of their cosine; (0, 0) when the
+    submission changes no tensor the other changes (the base itself, say): no step toward the other at all."""
     projections, cosines = [], []
     for name, tensor in base.items():
         if name not in weights or name not in other or not weights[name].shape == other[name].shape == tensor.shape:
@@ -72,7 +73,7 @@ def position(weights: Weights, base: Weights, other: Weights) -> tuple[float, fl
             projections.append(du / uu)
             cosines.append(du / (dd * uu) ** 0.5)
     if not projections:
-        raise ValueError("the submission changes no tensor that the other checkpoint changes")
+        return 0.0, 0.0
     return float(np.median(projections)), float(np.median(cosines))
 
 
