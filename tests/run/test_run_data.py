@@ -129,8 +129,6 @@ def test_the_honest_reference_runs_pass_every_integrity_check_on_their_real_work
     ran and none flagged, so no honest run is flagged."""
     for details in (reference_run.jobs / "offline").glob("*/verifier/details.json"):
         checks = {check["name"]: check for check in json.loads(details.read_text())["integrity"]}
-        if "gsm8k-tiny" in str(details):  # the GSM8K fixture's 4 test items: too few for the likelihood test
-            assert "only 4 items" in checks.pop("contamination-likelihood")["reason"]
         assert {name: check["status"] for name, check in checks.items()} == dict.fromkeys(checks, "passed"), details
         assert checks["contamination-files"]["evidence"]["numbers"]["files"] >= 2  # task.json, the recipe's files
 
