@@ -16,7 +16,7 @@ from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ptbench.tinker_server import limits, schemas, wire
 from ptbench.tinker_server.bases import BaseModelRef, Bases
@@ -115,10 +115,7 @@ class TinkerService:
         return {"supported_models": self.bases.capabilities()}
 
     def _session(self, session_id: str, client: str) -> Session:
-        session = self.sessions.get(session_id)
-        if session is None or session.client != client:
-            raise CallError(f"unknown or ended session {session_id!r}")
-        return session
+        return _owned(self.sessions, session_id, client, "unknown or ended session")
 
     # --- training clients -----------------------------------------------------------------------
     def create_model(self, request: schemas.CreateModel, client: str) -> dict[str, Any]:
@@ -313,10 +310,7 @@ class TinkerService:
         return session_id
 
     def _sampling(self, session_id: str, client: str) -> SamplingSession:
-        session = self.sampling.get(session_id)
-        if session is None or session.client != client:
-            raise CallError(f"unknown sampling session {session_id!r}")
-        return session
+        return _owned(self.sampling, session_id, client, "unknown sampling session")
 
     def join_sampling_session(self, request: schemas.JoinSamplingSession, client: str) -> dict[str, Any]:
         session = self._sampling(request.sampling_session_id, client)
@@ -368,3 +362,15 @@ class TinkerService:
 
     async def retrieve(self, request: schemas.RetrieveFuture, client: str) -> Result:
         return await self.futures.retrieve(request.request_id)
+
+
+class _Owned(Protocol):
+    client: str
+
+
+def _owned[OwnedT: _Owned](table: dict[str, OwnedT], key: str, client: str, unknown: str) -> OwnedT:
+    """The entry `key` of `table` if `client` owns it; another client's entry is as unknown as a missing one."""
+    entry = table.get(key)
+    if entry is None or entry.client != client:
+        raise CallError(f"{unknown} {key!r}")
+    return entry
