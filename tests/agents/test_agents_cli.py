@@ -4,6 +4,7 @@ of the fake API, settings, and the preflight refusals (no CLI, another version, 
 from __future__ import annotations
 
 import json
+import subprocess
 import urllib.request
 from pathlib import Path
 
@@ -37,12 +38,21 @@ def test_install_refuses_bad_names_in_one_line(cli, spec, message):
 
 
 def test_fake_api_script_is_checked():
-    with pytest.raises(ValidationError, match="exactly one of run and say"):
+    with pytest.raises(ValidationError, match="exactly one of run, write and say"):
         Step(run="ls", say="hi")
+    with pytest.raises(ValidationError, match="end marker"):
+        Step(write={"path": "a.txt", "content": "x\nPTBENCH_EOF\ny"})
     with pytest.raises(ValidationError, match="last step must be a final message"):
         FakeApiScript(steps=[Step(run="ls")])
     with pytest.raises(ValidationError):
         FakeApiScript.model_validate({"schema_version": 2, "steps": [{"say": "hi"}]})
+
+
+def test_a_write_step_is_one_shell_command_that_writes_the_file_exactly(tmp_path):
+    content = "line $HOME `x`\n'quoted' \\n\n"
+    command = Step(write={"path": str(tmp_path / "a b.py"), "content": content}).shell_command()
+    subprocess.run(["bash", "-c", command], check=True)
+    assert (tmp_path / "a b.py").read_text() == content + "\n"
 
 
 def test_fake_api_answers_each_conversation_with_its_next_step():

@@ -5,6 +5,7 @@ the server keeps no state and a retried request gets the same answer; past the e
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Literal
 
@@ -12,20 +13,44 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ptbench.errors import UserError
 
+_END = "PTBENCH_EOF"
+
+
+class WriteFile(BaseModel):
+    """A file the agent writes: its path (absolute, or relative to the agent's working directory) and text."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str = Field(min_length=1)
+    content: str
+
+    @model_validator(mode="after")
+    def _no_marker(self) -> WriteFile:
+        if _END in self.content.splitlines():
+            raise ValueError(f"a written file may not hold a line {_END} (the shell rendering's end marker)")
+        return self
+
 
 class Step(BaseModel):
-    """One model turn: run a shell command (`run`) or answer with a final message (`say`)."""
+    """One model turn: run a shell command (`run`), write a file (`write`) or answer with a final message (`say`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     run: str | None = Field(None, description="a shell command the agent runs in its sandbox")
+    write: WriteFile | None = Field(None, description="a file the agent writes (with its own file tool, if any)")
     say: str | None = Field(None, description="a final message that ends the agent's turn")
 
     @model_validator(mode="after")
     def _one(self) -> Step:
-        if (self.run is None) == (self.say is None):
-            raise ValueError("a step has exactly one of run and say")
+        if sum(part is not None for part in (self.run, self.write, self.say)) != 1:
+            raise ValueError("a step has exactly one of run, write and say")
         return self
+
+    def shell_command(self) -> str | None:
+        """The step as one shell command, for an agent whose only tool is a shell (None for a final message)."""
+        if self.write is not None:
+            return f"cat > {shlex.quote(self.write.path)} <<'{_END}'\n{self.write.content}\n{_END}"
+        return self.run
 
 
 class FakeApiScript(BaseModel):

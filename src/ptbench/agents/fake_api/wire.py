@@ -39,7 +39,7 @@ def responses_item(step: Step, body: dict[str, Any]) -> dict[str, Any]:
     if step.say is not None:
         return {"type": "message", "id": f"msg_{uuid4().hex}", "role": "assistant", "status": "completed",
                 "content": [{"type": "output_text", "text": step.say, "annotations": []}]}
-    command = step.run or ""
+    command = step.shell_command() or ""
     tools = {tool.get("name") for tool in body.get("tools") or [] if isinstance(tool, dict)}
     arguments: dict[str, Any]
     if "exec_command" in tools:
@@ -71,7 +71,7 @@ def terminus_text(step: Step) -> str:
     """A step in Terminus-2's JSON answer format (keystrokes sent to its terminal; task_complete to finish)."""
     if step.say is not None:
         return json.dumps({"analysis": step.say, "plan": "", "commands": [], "task_complete": True})
-    command = step.run or ""
+    command = step.shell_command() or ""
     return json.dumps({"analysis": "scripted", "plan": command,
                        "commands": [{"keystrokes": command + "\n", "duration": 1.0}], "task_complete": False})
 
