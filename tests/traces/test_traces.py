@@ -44,6 +44,51 @@ HASTY = [
 ]
 
 
+# The seeds' stories in one run: it trains for a minute, then watches a long evaluation on its own training file
+# report 95% and stops at a quarter of its hour; the verifier measured 0.30.
+OVERCONFIDENT = [
+    bash(0, "timer", "0:59"),
+    bash(10, "python gen_data.py --out train.jsonl"),
+    bash(30, "python train.py --data train.jsonl --steps 20"),
+    bash(90, "python eval.py --data train.jsonl", "accuracy: 95.0%"),
+    Step(900, message="The model is solved: 95% accuracy. Done."),
+]
+# Its internal evaluation ran on a dev file the same generator wrote for training.
+SAME_GENERATOR = [
+    bash(0, "python make_boards.py --seed 1 --out boards_a.jsonl"),
+    bash(5, "python make_boards.py --seed 2 --out boards_b.jsonl"),
+    bash(10, "python train.py --boards boards_a.jsonl"),
+    bash(2000, "python eval.py --boards boards_b.jsonl", "solved 40%"),
+    Step(3500, message="done"),
+]
+
+
+def test_the_seed_stories_indicators_with_their_evidence(make_store) -> None:
+    store, _ = make_store("stories", [TrialDir("codex", run_seconds=900, steps=OVERCONFIDENT, reward=0.30),
+                                      TrialDir("codex", run_seconds=3500, steps=SAME_GENERATOR, reward=0.35),
+                                      TrialDir("codex", run_seconds=900, steps=OVERCONFIDENT)])
+    report = trace_store(store, TraceFilters())
+    overconfident = {i.name: i for i in _trial(report, "codex", 0).indicators}
+    assert overconfident["declared_victory_early"].value is True
+    assert overconfident["declared_victory_early"].evidence == [
+        "stopped at 25% of the budget after its own evaluation said 0.950 (verified: 0.300)",
+        "python eval.py --data train.jsonl -> accuracy: 95.0%"]
+    assert overconfident["evaluated_on_training_data"].value is True
+    assert overconfident["evaluated_on_training_data"].evidence == [
+        "train.jsonl is used for training and for evaluation"]
+    assert overconfident["watched_instead_of_training"].value is True
+    assert overconfident["watched_instead_of_training"].evidence == [
+        "evaluating 90.0% of the run (with its waits) vs training 6.7%"]
+    generator = {i.name: i for i in _trial(report, "codex", 1).indicators}
+    assert (generator["declared_victory_early"].value, generator["watched_instead_of_training"].value) == (
+        False, False)
+    assert generator["evaluated_on_training_data"].value is True
+    assert generator["evaluated_on_training_data"].evidence == [
+        "boards_b.jsonl (evaluated) and boards_a.jsonl (trained) come from the same generator: make_boards.py"]
+    unverified = {i.name: i.value for i in _trial(report, "codex", 2).indicators}
+    assert unverified["declared_victory_early"] is None  # no verified score to compare with: cannot tell
+
+
 def _trial(report: TracesReport, agent: str, index: int = 0) -> TrialTraces:
     return [t for t in report.trials if t.agent == agent][index]
 
@@ -77,7 +122,8 @@ def test_atif_timeline_shares_and_indicators(make_store) -> None:
         "training_with_waits_share": pytest.approx(1210 / 3600, abs=1e-6),
         "evaluation_share": pytest.approx(300 / 3600, abs=1e-6), "evaluations": 1, "raw_output_looks": 1,
         "format_checked": True, "ran_rl": True, "sft_before_rl": True, "curriculum": False, "disjoint_eval": None,
-        "evaluated_after_training": False}
+        "evaluated_after_training": False, "declared_victory_early": False, "evaluated_on_training_data": False,
+        "watched_instead_of_training": False}
 
 
 def test_reference_agent_log(make_store) -> None:
@@ -100,7 +146,8 @@ def test_reference_agent_log(make_store) -> None:
         "training_with_waits_share": pytest.approx(329.0 / 900, abs=1e-6),
         "evaluation_share": pytest.approx(2.5 / 900, abs=1e-6),
         "evaluations": 10, "raw_output_looks": 10, "format_checked": True, "ran_rl": True, "sft_before_rl": True,
-        "curriculum": True, "disjoint_eval": True, "evaluated_after_training": True}
+        "curriculum": True, "disjoint_eval": True, "evaluated_after_training": True, "declared_victory_early": None,
+        "evaluated_on_training_data": False, "watched_instead_of_training": False}
 
 
 def test_per_agent_aggregates(make_store) -> None:

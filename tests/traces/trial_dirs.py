@@ -49,6 +49,8 @@ class TrialDir:
     budget_hours: float = 1.0
     steps: list[Step] | None = None
     agent_log: str | None = None
+    reward: float | None = None
+    """The verifier's reward (its verified score of the submission), if it gave one."""
 
 
 def write_job(root: Path, name: str, trials: list[TrialDir]) -> Path:
@@ -89,6 +91,7 @@ def trajectory_json(steps: list[Step]) -> str:
 def _write_trial(root: Path, trial_dir: Path, job_id: uuid.UUID, trial: TrialDir) -> None:
     from harbor.models.trial.config import AgentConfig, TaskConfig, TrialConfig
     from harbor.models.trial.result import AgentInfo, TimingInfo, TrialResult
+    from harbor.models.verifier.result import VerifierResult
 
     (trial_dir / "agent").mkdir(parents=True)
     if trial.steps is not None:
@@ -103,7 +106,8 @@ def _write_trial(root: Path, trial_dir: Path, job_id: uuid.UUID, trial: TrialDir
         task_name=config.task.get_task_id().get_name(), trial_name=trial_dir.name, trial_uri=trial_dir.as_uri(),
         task_id=config.task.get_task_id(), task_checksum="0" * 64, config=config,
         agent_info=AgentInfo(name=trial.agent, version="1"), started_at=START - timedelta(seconds=5),
-        finished_at=end, agent_execution=TimingInfo(started_at=START, finished_at=end))
+        finished_at=end, agent_execution=TimingInfo(started_at=START, finished_at=end),
+        verifier_result=None if trial.reward is None else VerifierResult(rewards={"reward": trial.reward}))
     (trial_dir / "result.json").write_text(result.model_dump_json())
 
 

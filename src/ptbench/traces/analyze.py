@@ -71,7 +71,8 @@ def trace_trial(job: str, record: TrialRecord) -> TrialTraces:
     activities = activity_times(segments, budget, run)
     return base.model_copy(update={
         "segments": segments, "activities": activities,
-        "indicators": indicators(classified, segments, activities, budget, used, classifier.written),
+        "indicators": indicators(classified, segments, activities, budget, used, classifier.written,
+                                 t.score if t.scored == "submission" else None),
         "training_methods": training_methods(classified),
     })
 

@@ -38,8 +38,20 @@ HABITS: dict[str, tuple[IndicatorKind, str, str]] = {  # name: kind, column labe
     "evaluated_after_training": (
         "flag", "eval-after", "it measured the real metric after its last training (a partial reward can decouple "
         "from the solve rate)"),
+    "declared_victory_early": (
+        "flag", "early-win", "declared victory early: stopped with more than half the budget left after its own "
+        "evaluation scored above the verified score (trial 13: 100% internal, 0/500 held out)"),
+    "evaluated_on_training_data": (
+        "flag", "eval-on-train", "evaluated on the training distribution: its evaluation data is its training data, "
+        "the train split, or another file of the generator that made its training data"),
+    "watched_instead_of_training": (
+        "flag", "watched", "watched instead of training: more of the run evaluating (with the waits on evaluations) "
+        "than training (with the waits on training)"),
 }
 MAX_EVIDENCE = 3
+VICTORY_MARGIN = 0.05
+"""How far above the verified score an internal evaluation must be to count as a premature victory (a dev split
+and the held-out test differ by sampling noise alone by a few points)."""
 
 _FORMAT = re.compile(r"parse|format|complian|strict", re.I)
 _CURRICULUM = re.compile(r"curricul", re.I)
@@ -48,6 +60,11 @@ _SPLIT_EVIDENCE = re.compile(
     r"train_test_split|held[-_ ]?out|holdout|disjoint|dedup|canonical[_ ]hash|"
     r"--split[= ](?:dev|val|validation)\b|split\s*=\s*['\"](?:dev|val|validation)['\"]", re.I)
 _DATA_FILE = re.compile(r"[\w./-]+\.(?:jsonl?|csv|parquet|arrow)\b")
+_DEV_HELPER = re.compile(r"^\s*ptbench\s+evaluate\b(?!.*--split[= ](?!dev\b))")
+_TRAIN_SPLIT = re.compile(r"--split[= ]train\b|split\s*=\s*['\"]train['\"]|\[['\"]train['\"]\]")
+_SCRIPT = re.compile(r"\b(?:python3?|uv\s+run)\s+(?:-\S+\s+)*([\w./-]+\.py)\b")
+_SCORE = re.compile(r"(?:acc(?:uracy)?|score|pass@\d+|pass_at_\d+|solved|solve rate|win rate|exact match|reward)"
+                    r"\W{0,3}(\d+(?:\.\d+)?)\s*(%?)", re.I)
 
 Classified = Sequence[tuple[Event, Classification]]
 
@@ -59,8 +76,9 @@ def training_methods(classified: Classified) -> list[str]:
 
 
 def indicators(classified: Classified, segments: Sequence[Segment], activities: Sequence[ActivityTime],
-               budget: float | None, budget_used: float | None, written: dict[str, str]) -> list[Indicator]:
-    """Every indicator of HABITS, in that order."""
+               budget: float | None, budget_used: float | None, written: dict[str, str],
+               verified: float | None = None) -> list[Indicator]:
+    """Every indicator of HABITS, in that order (`verified`: the verifier's score of the submission, if any)."""
     ordered = _ordered(classified)
     training = [i for i, (_, c) in enumerate(ordered) if c.activity == "training"]
     evaluations = [i for i, (_, c) in enumerate(ordered) if c.activity == "evaluation"]
@@ -84,6 +102,10 @@ def indicators(classified: Classified, segments: Sequence[Segment], activities: 
                                    ordered, written) if evaluations else (None, []),
         "evaluated_after_training": ((evaluations[-1] > training[-1]) if evaluations else False, [])
         if training else (None, []),
+        "declared_victory_early": _victory([ordered[i][0] for i in evaluations], budget_used, verified),
+        "evaluated_on_training_data": _on_training_data(ordered, [ordered[i] for i in training],
+                                                        [ordered[i] for i in evaluations]),
+        "watched_instead_of_training": _watched(segments),
     }
     return [Indicator(name=name, kind=kind, value=values[name][0], habit=habit,
                       evidence=values[name][1][:MAX_EVIDENCE]) for name, (kind, _, habit) in HABITS.items()]
@@ -161,3 +183,69 @@ def _disjoint(training: list[Event], evaluations: list[tuple[Event, Classificati
     texts = [e.text for e, _ in ordered if e.kind != "line"] + list(written.values())
     said = next((m[0] for text in texts if (m := _SPLIT_EVIDENCE.search(text))), None)
     return (True, [f"holds data out: {said}"]) if said else (None, [])
+
+
+def _victory(evaluations: list[Event], budget_used: float | None,
+             verified: float | None) -> tuple[bool | None, list[str]]:
+    """Yes: it stopped before half its budget after its last scored evaluation said more than the verifier found."""
+    if budget_used is None:
+        return None, []
+    if budget_used >= 0.5:
+        return False, []
+    scored = [(event, value) for event in evaluations
+              if (value := _internal_score(event.output if event.output.strip() else event.text)) is not None]
+    if not scored or verified is None:
+        return None, []
+    event, value = scored[-1]
+    if value <= verified + VICTORY_MARGIN:
+        return False, []
+    said = f"{event.text.strip()[:120]} -> {event.output.strip()[:80]}" if event.output.strip() else event.text[:200]
+    return True, [f"stopped at {budget_used:.0%} of the budget after its own evaluation said {value:.3f} "
+                  f"(verified: {verified:.3f})", said.strip()]
+
+
+def _internal_score(output: str) -> float | None:
+    """The last score an evaluation printed, as a fraction ("accuracy: 95%", "pass@1 0.42"), if any."""
+    values = []
+    for match in _SCORE.finditer(output):
+        number = float(match.group(1))
+        value = number / 100 if match.group(2) or number > 1 else number
+        if 0 <= value <= 1:
+            values.append(value)
+    return values[-1] if values else None
+
+
+def _on_training_data(ordered: list[tuple[Event, Classification]], training: list[tuple[Event, Classification]],
+                      evaluations: list[tuple[Event, Classification]]) -> tuple[bool | None, list[str]]:
+    """Yes: an evaluation read a file training read, the train split, or a file the training data's generator made;
+    no: every evaluation is the task's dev split (or the reference agent's dev boards); else unknown."""
+    if not evaluations:
+        return None, []
+    trained = {f for e, _ in training for f in _DATA_FILE.findall(e.text)}
+    evaluated = {f for e, _ in evaluations for f in _DATA_FILE.findall(e.text)}
+    if shared := sorted(trained & evaluated):
+        return True, [f"{name} is used for training and for evaluation" for name in shared]
+    if split := next((e for e, _ in evaluations if _TRAIN_SPLIT.search(e.text)), None):
+        return True, [f"evaluates on the train split: {split.text.strip()[:160]}"]
+    made_by = {f: script for e, c in ordered if c.activity not in ("training", "evaluation")
+               for script in _SCRIPT.findall(e.text)[:1] for f in _DATA_FILE.findall(e.text)}
+    same = [f"{ev} (evaluated) and {tr} (trained) come from the same generator: {made_by[ev]}"
+            for ev in sorted(evaluated) for tr in sorted(trained) if ev in made_by and made_by[ev] == made_by.get(tr)]
+    if same:
+        return True, same[:MAX_EVIDENCE]
+    if all(c.rule == DEV_EVALUATION or _DEV_HELPER.search(e.text) for e, c in evaluations):
+        return False, []
+    return None, []
+
+
+def _watched(segments: Sequence[Segment]) -> tuple[bool | None, list[str]]:
+    """Yes: more of the run went to evaluating (and waiting on it) than to training (and waiting on it)."""
+    run = sum(s.end - s.start for s in segments)
+    if run <= 0:
+        return None, []
+    spent = {activity: sum(s.end - s.start for s in segments
+                           if s.activity == activity or (s.activity == "waiting" and s.waiting_on == activity))
+             for activity in ("evaluation", "training")}
+    evidence = [f"evaluating {spent['evaluation'] / run:.1%} of the run (with its waits) vs training "
+                f"{spent['training'] / run:.1%}"]
+    return spent["evaluation"] > spent["training"], evidence
