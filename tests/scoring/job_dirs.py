@@ -35,6 +35,10 @@ class Trial:
     """when the agent started and how many seconds it ran (Harbor's agent_execution); None: no time."""
     trajectory: str | None = None
     """the agent's ATIF trajectory, written to agent/trajectory.json."""
+    results_json: str | None = None
+    """the agent's results.json, as the verifier's overclaim check read it (None: the check saw no file)."""
+    usage: tuple[int, int, float | None] | None = None
+    """the agent's input tokens, output tokens and API cost as Harbor recorded them (None: it reported none)."""
 
 
 def write_job(root: Path, name: str, trials: list[Trial]) -> Path:
@@ -66,6 +70,7 @@ def _task_dir(root: Path, trial: Trial) -> Path:
 
 
 def _write_trial(root: Path, trial_dir: Path, job_id: uuid.UUID, trial: Trial) -> None:
+    from harbor.models.agent.context import AgentContext
     from harbor.models.trial.config import AgentConfig, TaskConfig, TrialConfig
     from harbor.models.trial.result import AgentInfo, ExceptionInfo, TimingInfo, TrialResult
     from harbor.models.verifier.result import VerifierResult
@@ -107,12 +112,22 @@ def _write_trial(root: Path, trial_dir: Path, job_id: uuid.UUID, trial: Trial) -
         agent_execution=agent_timing, verifier=timing if rewards is not None else None,
         verifier_result=VerifierResult(rewards=rewards) if rewards is not None else None,
         exception_info=exception,
+        agent_result=None if trial.usage is None else AgentContext(
+            n_input_tokens=trial.usage[0], n_output_tokens=trial.usage[1], cost_usd=trial.usage[2]),
     )
     (trial_dir / "result.json").write_text(result.model_dump_json())
 
 
 def _write_verdict(out: Path, trial: Trial) -> None:
+    from ptbench.integrity.tampering import check_overclaim
     from ptbench.verify.verdict import EvaluationRecord, StageRecord, Verdict
+
+    workspace = out / "workspace"
+    workspace.mkdir()
+    if trial.results_json is not None:
+        (workspace / "results.json").write_text(trial.results_json)
+    assert trial.reward is not None
+    overclaim = check_overclaim(workspace, trial.reward, 10)
 
     log = _write_boards(out / "inspect" / "log.eval", trial) if trial.boards is not None else None
     stages = [StageRecord(name="intake", status="passed"),
@@ -121,7 +136,7 @@ def _write_verdict(out: Path, trial: Trial) -> None:
             submission="/app/final_model", scored=trial.scored,
             fallback_reasons=[f"integrity: {f}" for f in trial.flags] or (["intake: no model"]
                                                                            if trial.scored == "base" else []),
-            stages=stages, main_metric="accuracy", reward=trial.reward,
+            stages=stages, main_metric="accuracy", reward=trial.reward, integrity=[overclaim],
             evaluation=EvaluationRecord(benchmark=trial.benchmark, split="test", model_path="m",
                                         inspect_log=str(log.relative_to(out)) if log else "inspect/none.eval",
                                         status="success", samples=10)).write(out)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import statistics
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -210,11 +211,11 @@ def test_json_round_trips_through_the_cli(make_store, cli) -> None:
     done = cli("score", "--store", str(store), "--json")
     assert done.returncode == 0, done.stderr
     report = ScoreReport.model_validate_json(done.stdout)
-    assert report.schema_version == 1
+    assert report.schema_version == 2
     assert report == score_store(store, store.parent / "baselines", ScoreFilters())
     assert ScoreReport.model_validate_json(report.model_dump_json()) == report
     schema = ScoreReport.model_json_schema()  # what the report writer can validate against
-    assert schema["properties"]["schema_version"]["const"] == 1 and "aggregates" in schema["required"]
+    assert schema["properties"]["schema_version"]["const"] == 2 and "aggregates" in schema["required"]
 
 
 @pytest.mark.parametrize("problem", ["missing", "not sqlite", "both formats"])
@@ -256,3 +257,47 @@ def test_a_broken_baseline_record_is_one_line_naming_it(make_store) -> None:
     bad.write_text('{"schema_version": 1, "benchmark": "gsm8k"}')
     with pytest.raises(UserError, match=f"baseline record {bad} is unreadable: model: Field required"):
         score(store)
+
+
+def test_self_report_calibration_and_spend_per_trial_and_per_agent(make_store, cli) -> None:
+    start = datetime(2026, 11, 1, tzinfo=UTC)
+    store = make_store({"j1": [
+        Trial("honest", "gsm8k", "qwen3-1.7b", 0, reward=0.5, results_json='{"score": 0.5}',
+              usage=(1000, 500, 0.10), agent_run=(start, 1800)),
+        Trial("boaster", "gsm8k", "qwen3-1.7b", 0, reward=0.2, results_json='{"eval": {"accuracy": "90%"}}',
+              usage=(4000, 1000, 2.0), agent_run=(start, 3600)),
+        Trial("boaster", "gsm8k", "qwen3-1.7b", 1, reward=0.3, results_json='{"loss": 0.3}',
+              usage=(3000, 1000, None), agent_run=(start, 600)),
+        Trial("boaster", "gsm8k", "qwen3-1.7b", 2, reward=0.25),
+    ]})
+    report = score(store)
+    honest, boast, unreadable, silent = report.trials
+    assert (honest.self_report.status, honest.self_report.gap, honest.self_report.overclaim) == ("claimed", 0, False)
+    gap = wilson(5, 10)
+    assert (honest.self_report.gap_interval.low, honest.self_report.gap_interval.high) == pytest.approx(
+        (0.5 - gap.high, 0.5 - gap.low))
+    assert (boast.self_report.claimed, boast.self_report.verified, boast.self_report.overclaim) == (0.9, 0.2, True)
+    assert boast.self_report.gap == pytest.approx(0.7) and boast.self_report.where == "results.eval.accuracy"
+    assert unreadable.self_report.status == "unreadable" and "no score-like key" in unreadable.self_report.note
+    assert silent.self_report.status == "none"
+    calibration = {c.agent: c for c in report.calibration}
+    assert (calibration["honest"].claims, calibration["honest"].mean_gap, calibration["honest"].overclaim_rate) == (
+        1, 0, 0)
+    assert (calibration["boaster"].claims, calibration["boaster"].overclaim_rate, calibration["boaster"].unreadable,
+            calibration["boaster"].no_claim) == (1, 1.0, 1, 1)
+    assert (honest.spend.input_tokens, honest.spend.output_tokens, honest.spend.cost_usd,
+            honest.spend.agent_seconds, honest.spend.gpu_hours) == (1000, 500, 0.10, 1800, None)
+    assert (silent.spend.input_tokens, silent.spend.cost_usd) == (None, None)  # unknown, never 0
+    spend = {s.agent: s for s in report.spend}
+    assert (spend["honest"].tokens, spend["honest"].cost_usd, spend["honest"].pareto) == (1500, 0.10, True)
+    boaster = spend["boaster"]
+    assert (boaster.tokens, boaster.tokens_unknown, boaster.cost_usd, boaster.cost_unknown, boaster.agent_hours) == (
+        9000, 1, 2.0, 2, pytest.approx(4200 / 3600))
+    assert spend["boaster"].pareto is False  # scores lower for more
+    done = cli("score", "--store", str(store), "--json")
+    assert done.returncode == 0, done.stderr
+    assert ScoreReport.model_validate_json(done.stdout).calibration == report.calibration
+    buffer = io.StringIO()
+    Console(file=buffer, width=240).print(render(report))
+    text = buffer.getvalue()
+    assert "self-reports" in text and "spend" in text and "boaster" in text

@@ -17,7 +17,7 @@ from ptbench.scoring.stats import Interval, MeanStd
 from ptbench.scoring.weights import Weights
 from ptbench.store.models import Scored, TrialStatus
 
-SCORES_SCHEMA_VERSION: Literal[1] = 1
+SCORES_SCHEMA_VERSION: Literal[2] = 2
 
 Rule = Literal["verified", "base-fallback", "base-by-rule", "not-counted"]
 """What the rules make of a trial. verified: the verifier's score of the submission counts; base-fallback: the
@@ -42,6 +42,38 @@ class ScoreFilters(_Model):
     task: str | None = None
     benchmark: str | None = None
     base_model: str | None = None
+
+
+SelfReportStatus = Literal["claimed", "none", "unreadable", "not checked"]
+"""claimed: results.json claims a score; none: no results.json; unreadable: one with no readable claim (why in
+`note`); not checked: the verifier did not read it (no verdict, or no workspace)."""
+
+
+class SelfReport(_Model):
+    """What the trial's results.json claimed against the verified score on the same metric."""
+
+    status: SelfReportStatus
+    claimed: float | None = Field(None, description="the highest score it claims, as a fraction")
+    where: str | None = Field(None, description="where in results.json the claim is")
+    verified: float | None = Field(None, description="the verified score the claim was checked against")
+    gap: float | None = Field(None, description="claimed - verified (positive: overclaimed)")
+    gap_interval: Interval | None = Field(None, description="the gap's interval: the claim minus the verified "
+                                          "score's interval")
+    overclaim: bool | None = Field(None, description="the claim is above the verified score's 95% upper bound")
+    note: str = ""
+
+
+class Spend(_Model):
+    """What one trial spent; None: unknown (the agent reported no usage), never 0."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_tokens: int | None = None
+    cost_usd: float | None = Field(None, description="the agent's API cost as Harbor totals it")
+    wall_seconds: float | None = Field(None, description="the whole trial, set-up and verification included")
+    agent_seconds: float | None = Field(None, description="the agent's phase")
+    gpus: int = Field(0, description="GPUs the task gives the agent")
+    gpu_hours: float | None = Field(None, description="gpus x the agent's hours; None without a GPU")
 
 
 class TrialScore(_Model):
@@ -70,6 +102,8 @@ class TrialScore(_Model):
     frogs: list[TierScores] | None = Field(None, description="frogs: scores over all boards (tier `all`), then "
                                            "per tier; None for other benchmarks or an unreadable log")
     frogs_note: str | None = Field(None, description="why a frogs trial has no per-tier scores")
+    self_report: SelfReport | None = Field(None, description="results.json's claim against the verified score")
+    spend: Spend | None = None
 
 
 class FrogsTierSpread(_Model):
@@ -118,6 +152,33 @@ class AgentAggregate(_Model):
     complete: bool
 
 
+class AgentCalibration(_Model):
+    """One agent's self-reports against the verifier over its trials."""
+
+    agent: str | None
+    trials: int
+    claims: int = Field(description="trials whose results.json claims a score that was checked")
+    mean_gap: float | None = Field(description="mean of claimed - verified; None without claims")
+    overclaim_rate: float | None = Field(description="share of claims above the verified 95% upper bound")
+    unreadable: int = Field(description="trials with a results.json that holds no readable claim")
+    no_claim: int = Field(description="trials without a results.json")
+
+
+class AgentSpend(_Model):
+    """One agent's spend over its trials beside its aggregate score; None: unknown."""
+
+    agent: str | None
+    trials: int
+    score: float | None = Field(description="the agent's aggregate score (as in `aggregates`)")
+    tokens: int | None = Field(description="input + output tokens over the trials that report them")
+    tokens_unknown: int = Field(description="trials without token counts")
+    cost_usd: float | None
+    cost_unknown: int = Field(description="trials without an API cost")
+    agent_hours: float | None
+    gpu_hours: float | None
+    pareto: bool | None = Field(None, description="on the score-vs-spend Pareto front; None: no score or spend")
+
+
 class BaselineScore(_Model):
     """A reference score: the base model zero-/few-shot or its instruct twin; per base model, or (base_model None)
     the mean over base models."""
@@ -141,7 +202,7 @@ class BaselineAggregate(_Model):
 class ScoreReport(_Model):
     """Everything `ptbench score` computed from a results store (and the stored baselines)."""
 
-    schema_version: Literal[1] = SCORES_SCHEMA_VERSION
+    schema_version: Literal[2] = SCORES_SCHEMA_VERSION
     store: str
     baselines_dir: str
     filters: ScoreFilters
@@ -153,3 +214,5 @@ class ScoreReport(_Model):
     aggregates: list[AgentAggregate]
     baselines: list[BaselineScore]
     baseline_aggregates: list[BaselineAggregate]
+    calibration: list[AgentCalibration] = Field(default_factory=list, description="self-reports per agent")
+    spend: list[AgentSpend] = Field(default_factory=list, description="spend per agent, with the Pareto front")

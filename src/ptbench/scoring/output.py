@@ -46,6 +46,7 @@ def render(report: ScoreReport) -> RenderableType:
     parts: list[RenderableType] = [_leaderboard(report), legend, head, _cells(report), _trials(report)]
     if any(t.frogs for t in report.trials):
         parts.append(_frogs(report))
+    parts += [_calibration(report), _spend(report)]
     return Group(*parts)
 
 
@@ -121,6 +122,30 @@ def _frogs(report: ScoreReport) -> Table:
                           f"k={tier.k} " + _interval(tier.pass_at_k), _interval(tier.lenient_pass_at_k),
                           _interval(tier.pass_at_1), _interval(tier.format_compliance),
                           _interval(tier.lenient_format_compliance))
+    return table
+
+
+def _calibration(report: ScoreReport) -> Table:
+    table = Table("agent", "trials", "claims", "mean gap", "overclaim rate", "unreadable", "no results.json",
+                  title="self-reports: results.json's claim against the verified score (gap = claimed - verified)",
+                  title_justify="left")
+    for c in report.calibration:
+        table.add_row(Text(c.agent or MISSING), str(c.trials), str(c.claims), _number(c.mean_gap),
+                      _number(c.overclaim_rate), str(c.unreadable), str(c.no_claim))
+    return table
+
+
+def _spend(report: ScoreReport) -> Table:
+    table = Table("agent", "trials", "score", "tokens", "API cost $", "agent hours", "GPU hours", "Pareto",
+                  title="spend (unknown: the agent reported none; n? = trials without it)", title_justify="left")
+    for s in report.spend:
+        tokens = "unknown" if s.tokens is None else f"{s.tokens:,}" + (f" ({s.tokens_unknown}?)" if s.tokens_unknown
+                                                                        else "")
+        cost = "unknown" if s.cost_usd is None else f"{s.cost_usd:.2f}" + (f" ({s.cost_unknown}?)" if s.cost_unknown
+                                                                          else "")
+        table.add_row(Text(s.agent or MISSING), str(s.trials), _number(s.score), tokens, cost,
+                      _number(s.agent_hours), _number(s.gpu_hours), MISSING if s.pareto is None else
+                      ("yes" if s.pareto else "no"))
     return table
 
 

@@ -9,7 +9,9 @@ from ptbench.benchmarks.registry import BENCHMARKS, get_benchmark
 from ptbench.errors import UserError
 from ptbench.scoring.aggregate import aggregates, baseline_aggregates, benchmark_scores, cells
 from ptbench.scoring.baselines import baseline_scores, measured_gaps, read_measured
+from ptbench.scoring.calibration import agent_calibration
 from ptbench.scoring.model import ScoreFilters, ScoreReport, TrialScore
+from ptbench.scoring.spend import agent_spend
 from ptbench.scoring.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES
 from ptbench.scoring.trials import score_trial, spec_of
 from ptbench.scoring.weights import PUBLISHED, choose_weights
@@ -38,11 +40,12 @@ def score_store(store: Path, baselines_dir: Path, filters: ScoreFilters,
     cell_scores = cells(trials)
     bench = benchmark_scores(cell_scores)
     baselines = baseline_scores(measured, base_models)
+    agent_scores = aggregates(trials, bench, weights)
     return ScoreReport(
         store=str(store), baselines_dir=str(baselines_dir), filters=filters, confidence=DEFAULT_CONFIDENCE,
-        weights=weights, trials=trials, cells=cell_scores, benchmarks=bench,
-        aggregates=aggregates(trials, bench, weights), baselines=baselines,
-        baseline_aggregates=baseline_aggregates(baselines, weights),
+        weights=weights, trials=trials, cells=cell_scores, benchmarks=bench, aggregates=agent_scores,
+        baselines=baselines, baseline_aggregates=baseline_aggregates(baselines, weights),
+        calibration=agent_calibration(trials), spend=agent_spend(trials, agent_scores),
     )
 
 

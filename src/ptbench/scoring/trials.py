@@ -14,8 +14,10 @@ from ptbench.errors import first_line
 from ptbench.files import UnsafeFile, read_untrusted
 from ptbench.scoring.baselines import Measured, base_score
 from ptbench.scoring.boards import read_boards
+from ptbench.scoring.calibration import self_report
 from ptbench.scoring.frogs import ALL_TIERS, TierScores, tier_scores
 from ptbench.scoring.model import Integrity, Rule, TrialScore
+from ptbench.scoring.spend import trial_spend
 from ptbench.scoring.stats import Interval, normal_interval
 from ptbench.store.models import TrialRecord, TrialRow
 from ptbench.verify.verdict import Verdict
@@ -39,12 +41,16 @@ def score_trial(job: str, record: TrialRecord, measured: Measured, resamples: in
     rule, note, counted = _rule(trial, base)
     frogs, frogs_note = _frogs(trial, benchmark, spec, resamples)
     integrity, flags = _integrity(verdict)
+    interval = _interval(record, frogs)
+    gpus = spec.get("gpus")
     return TrialScore(
         job=job, trial=trial.trial_name, trial_id=trial.trial_id, task=trial.task_name, agent=trial.agent,
         benchmark=benchmark, base_model=base_model, seed=trial.seed, status=trial.status, reason=trial.reason,
-        verified_score=trial.score, scored=trial.scored, interval=_interval(record, frogs),
+        verified_score=trial.score, scored=trial.scored, interval=interval,
         base_score=base, base_score_source=base_source, integrity=integrity, integrity_flags=flags,
         rule=rule, rule_note=note, counted_score=counted, frogs=frogs, frogs_note=frogs_note,
+        self_report=self_report(verdict, interval),
+        spend=trial_spend(record, gpus if isinstance(gpus, int) and not isinstance(gpus, bool) else 0),
     )
 
 
