@@ -5,6 +5,7 @@ text stays text, a file swapped for a symlink is not followed; a screenshot is k
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import shutil
@@ -44,9 +45,11 @@ def report(tmp_path_factory: pytest.TempPathFactory, cli) -> tuple[Path, Path]: 
     root = tmp_path_factory.mktemp("report")
     store = root / "results.sqlite"
     trials = [
-        _traced("alpha", "gsm8k", 0, 0.6, stderr=0.05), _traced("alpha", "gsm8k", 1, 0.7),
+        _traced("alpha", "gsm8k", 0, 0.6, stderr=0.05, results_json='{"score": 0.6}', usage=(1000, 500, 0.5)),
+        _traced("alpha", "gsm8k", 1, 0.7),
         _traced("alpha", "humaneval", 0, 0.3), _traced("alpha", "humaneval", 1, 0.5),
-        _traced("beta", "gsm8k", 0, 0.4), Trial("beta", "gsm8k", "qwen3-1.7b", 1, outcome="agent-timeout"),
+        _traced("beta", "gsm8k", 0, 0.4, results_json='{"accuracy": "95%"}', usage=(2000, 1000, 1.5)),
+        Trial("beta", "gsm8k", "qwen3-1.7b", 1, outcome="agent-timeout"),
         Trial(HOSTILE_AGENT, "gsm8k", "qwen3-1.7b", 0, reward=0.2, scored="base", integrity="failed",
               flags=[HOSTILE_FLAG]),
         Trial("alpha", "frogs-single", "qwen3-8b", 0, reward=0.5, k=2, boards=BOARDS),
@@ -87,6 +90,24 @@ def test_the_leaderboard_shows_ptbench_scores_numbers(report: tuple[Path, Path],
     assert set(table.rows) == {a["agent"] for a in scores["aggregates"]} | set(modes.values())
     assert table.rows["alpha"]["frogs-single"][0] == _value(0.5) and table.rows["beta"]["humaneval"] == ("", "—")
     assert json.loads((out / "scores.json").read_text()) == scores
+
+
+def test_self_reports_and_spend_show_ptbench_scores_numbers_and_their_plots(
+        report: tuple[Path, Path], index_dom: str, cli) -> None:  # noqa: ANN001
+    store, out = report
+    scores = json.loads(cli("score", "--store", str(store), "--json").stdout)
+    calibration = index_dom.split('<table id="calibration">')[1].split("</table>")[0]
+    for row in scores["calibration"]:
+        cells = calibration.split(f"<tr><td>{html.escape(row['agent'], quote=False)}</td>")[1].split("</tr>")[0]
+        assert f'data-value="{"" if row["mean_gap"] is None else row["mean_gap"]}"' in cells
+    by_agent = {row["agent"]: row for row in scores["calibration"]}
+    assert (by_agent["alpha"]["claims"], by_agent["alpha"]["overclaim_rate"]) == (1, 0.0)
+    assert (by_agent["beta"]["claims"], by_agent["beta"]["overclaim_rate"]) == (1, 1.0)
+    spend = index_dom.split('<table id="spend">')[1].split("</table>")[0]
+    assert '<td class="n" data-value="1500">1500' in spend and '<td class="n" data-value="3000">3000' in spend
+    assert {"images/calibration.svg", "images/spend.svg"} <= set(json.loads((out / "manifest.json").read_text())[
+        "images"])
+    assert 'src="images/calibration.svg"' in index_dom and 'src="images/spend.svg"' in index_dom
 
 
 def test_every_link_resolves_and_the_browser_loads_everything(report: tuple[Path, Path], tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """The report's plots as SVG text, drawn by matplotlib (no pyplot state, no network at view time): each benchmark's
 bars with their spread against the baselines, time use per agent (mean share of the budget per activity), trial
-timelines, and frogs pass@k per tier. Text from the store stays plain text: no mathtext, escaped by matplotlib's
+timelines, frogs pass@k per tier, self-reports against verified scores, and score against spend with its Pareto
+front. Text from the store stays plain text: no mathtext, escaped by matplotlib's
 SVG writer (the pages show the files as images, which run no script)."""
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ptbench.report.data import BenchmarkBars
-from ptbench.scoring.model import CellScore
+from ptbench.scoring.model import AgentSpend, CellScore, TrialScore
+from ptbench.scoring.spend import spend_axis
 from ptbench.traces.model import ACTIVITIES, AgentTraces, TrialTraces
 
 if TYPE_CHECKING:
@@ -110,6 +112,51 @@ def frogs_figure(cells: Sequence[CellScore]) -> str:
         ax.set_ylim(0, 1)
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1, 1))
     return _svg(draw, (max(4.0, 1.2 * len(tiers) + 2), 3))
+
+
+def calibration_figure(trials: Sequence[TrialScore]) -> str:
+    """Claimed against verified, one point per trial with a claim (colour: agent); the diagonal is a perfect
+    self-report, points above it overclaimed."""
+    agents = list(dict.fromkeys(t.agent for t in trials))
+
+    def draw(ax: Axes) -> None:
+        ax.plot([0, 1], [0, 1], color="#999", linestyle="--", linewidth=1, label="claimed = verified")
+        for i, agent in enumerate(agents):
+            points = [(r.verified, r.claimed) for t in trials if t.agent == agent and (r := t.self_report)
+                      and r.claimed is not None and r.verified is not None]
+            if points:
+                ax.scatter(*zip(*points, strict=True), color=_PALETTE[i % len(_PALETTE)], label=_clip(agent or "—"))
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.set_xlabel("verified score")
+        ax.set_ylabel("claimed in results.json")
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1, 1))
+    return _svg(draw, (4.5, 3.5))
+
+
+_AXIS_LABELS = {"cost_usd": "API cost (USD)", "tokens": "tokens (input + output)", "agent_hours": "agent hours"}
+
+
+def spend_figure(rows: Sequence[AgentSpend]) -> str:
+    """Each agent's aggregate score against its spend (the same measure for all), the Pareto front joined."""
+    axis = spend_axis(rows)
+    points = [(getattr(r, axis), r.score, r) for r in rows if getattr(r, axis) is not None and r.score is not None]
+
+    def draw(ax: Axes) -> None:
+        for i, (x, y, row) in enumerate(points):
+            ax.scatter([x], [y], color=_PALETTE[i % len(_PALETTE)], label=_clip(row.agent or "—"),
+                       marker="o" if row.pareto else "x")
+        front = sorted((x, y) for x, y, row in points if row.pareto)
+        if len(front) > 1:
+            ax.plot(*zip(*front, strict=True), color="#555", linewidth=1, label="Pareto front")
+        ax.set_xlabel(_AXIS_LABELS[axis])
+        ax.set_ylabel("aggregate score")
+        ax.set_ylim(0, 1)
+        if points:
+            ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1, 1))
+        else:
+            ax.text(0.5, 0.5, "no agent with both a score and a spend", ha="center", transform=ax.transAxes)
+    return _svg(draw, (4.5, 3.5))
 
 
 def _svg(draw: Callable[[Axes], None], size: tuple[float, float]) -> str:

@@ -17,7 +17,14 @@ from ptbench.files import staged_dir, write_atomic, write_model_json
 from ptbench.report.data import ReportData, TrialView, assemble, benchmark_bars, leaderboard
 from ptbench.report.evidence import copy_evidence
 from ptbench.report.model import ReportFilters, ReportManifest, TrialPage
-from ptbench.report.plots import benchmark_figure, frogs_figure, time_shares_figure, timeline_figure
+from ptbench.report.plots import (
+    benchmark_figure,
+    calibration_figure,
+    frogs_figure,
+    spend_figure,
+    time_shares_figure,
+    timeline_figure,
+)
 from ptbench.report.render import render
 
 MANIFEST = "manifest.json"
@@ -31,6 +38,8 @@ class Images:
     time_shares: str | None = None
     timelines: list[tuple[str, str]] = field(default_factory=list)
     frogs: str | None = None
+    calibration: str | None = None
+    spend: str | None = None
     written: list[str] = field(default_factory=list)
 
 
@@ -64,7 +73,7 @@ def _build(data: ReportData, root: Path, filters: ReportFilters, console: Consol
                               filters=filters)
     pages: dict[str, TrialPage] = {}
     with Progress(console=console, transient=True) as progress:
-        task = progress.add_task("plots", total=len(bars) + len(agents) + 1 + bool(frogs_cells) + len(data.trials))
+        task = progress.add_task("plots", total=len(bars) + len(agents) + 3 + bool(frogs_cells) + len(data.trials))
         for index, bench in enumerate(bars, start=1):
             images.benchmarks.append(
                 (bench.benchmark, _image(root, images, f"benchmark-{index}", benchmark_figure(bench))))
@@ -81,6 +90,12 @@ def _build(data: ReportData, root: Path, filters: ReportFilters, console: Consol
         if frogs_cells:
             images.frogs = _image(root, images, "frogs", frogs_figure(frogs_cells))
             progress.advance(task)
+        if any(t.self_report and t.self_report.claimed is not None for t in data.scores.trials):
+            images.calibration = _image(root, images, "calibration", calibration_figure(data.scores.trials))
+        progress.advance(task)
+        if data.scores.spend:
+            images.spend = _image(root, images, "spend", spend_figure(data.scores.spend))
+        progress.advance(task)
         progress.update(task, description="trial pages")
         for view in data.trials:
             pages[view.slug] = _trial_page(root, view, images, manifest)
