@@ -70,3 +70,24 @@ def test_the_sandboxes_reached_the_server_through_their_forwarded_port_only(tink
     assert url == f"http://127.0.0.1:{port}" and port in environment["kwargs"]["forward_ports"]
     assert environment["env"]["PTBENCH_TINKER_URL"] == url
     assert config["verifier"]["env"]["TINKER_BASE_URL"] == url  # over the task's, which names the host's (unset)
+
+
+def test_the_trials_tinker_compute_is_metered_stored_and_scored_apart_from_the_verifiers(tinker_demo) -> None:
+    from ptbench.scoring.model import ScoreFilters
+    from ptbench.scoring.scores import score_store
+    from ptbench.tinker_meter import JOB_METER_FILE, RELAY_FILE, RelayRecord, read_meter
+
+    summary, work, _ = tinker_demo
+    job = work / "jobs" / "tinker"
+    meter = read_meter(job / JOB_METER_FILE)
+    assert meter is not None
+    trial = Path(summary.locations.trial_dir or "")
+    agent = RelayRecord.model_validate_json((trial / RELAY_FILE).read_text())
+    others = [c for c in meter.clients if c != agent.source]
+    assert others, "the verifier samples from its own sandbox's address, metered apart from the agent's"
+    report = score_store(Path(summary.locations.store), work / "baselines", ScoreFilters(), resamples=50)
+    [scored] = [t for t in report.trials if t.trial == trial.name]
+    compute = scored.spend.tinker if scored.spend else None
+    assert compute == meter.client_total(agent.source)
+    assert compute is not None and compute.tokens_trained > 0 and compute.tokens_sampled > 0
+    assert compute.optimizer_steps >= 3 and compute.checkpoints_saved >= 1  # SFT's 2 steps and GRPO's 1

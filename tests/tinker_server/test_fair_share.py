@@ -193,3 +193,41 @@ def test_each_environments_relay_connects_from_its_own_address(tmp_path: Path) -
     seen = asyncio.run(scenario())
     assert len(seen) == 4 and seen[0] == seen[1] != seen[2] == seen[3]
     assert not any(address.startswith("127.0.0.") for address in seen)
+
+
+def test_each_trials_compute_is_metered_per_session(trials, own_server) -> None:
+    """What each trial computed (tokens trained and sampled, optimizer steps, checkpoints) is kept per client and
+    session in meter.json beside the checkpoints, outside every sandbox."""
+    import os
+
+    import tinker
+    from tinker import types
+
+    from ptbench.tinker_meter import MeterFile
+
+    url, service = own_server
+    sampler = trials("127.0.8.30")
+    model = sampler.create_model(0).json()["model_id"]
+    assert sampler.result(sampler.submit("save_weights", {"model_id": model, "path": "m1"})).status_code == 200
+    assert sampler.result(sampler.sample(max_tokens=3, samples=2)).status_code == 200
+    os.environ.setdefault("TINKER_API_KEY", "tml-local")
+    client = tinker.ServiceClient(base_url=url)  # from 127.0.0.1
+    trainer = client.create_lora_training_client(base_model="tiny", rank=2).result()
+    tokens = [5, 6, 7, 8, 9, 10, 11]
+    datum = types.Datum(model_input=types.ModelInput.from_ints(tokens[:-1]),
+                        loss_fn_inputs={"target_tokens": tokens[1:], "weights": [1.0] * 6})
+    for _ in range(2):
+        trainer.forward_backward([datum], "cross_entropy").result()
+        trainer.optim_step(types.AdamParams(learning_rate=1e-3)).result()
+    client.close("success")
+    service.meter.write()
+    meter = MeterFile.model_validate_json((service.storage.root / "meter.json").read_text())
+    assert list(meter.clients["127.0.8.30"]) == [sampler.session]
+    sampled = meter.client_total("127.0.8.30")
+    assert sampled is not None
+    assert (sampled.checkpoints_saved, sampled.sample_calls, sampled.tokens_trained) == (1, 1, 0)
+    assert 2 <= sampled.tokens_sampled <= 6  # two samples of at most 3 tokens each
+    trained = meter.client_total("127.0.0.1")
+    assert trained is not None
+    assert (trained.forward_backward_calls, trained.tokens_trained, trained.optimizer_steps) == (2, 12, 2)
+    assert meter.client_total("127.0.8.31") is None  # a client that computed nothing has no entry

@@ -30,9 +30,11 @@ from urllib.parse import urlsplit
 
 from ptbench.catalog.spec import TaskSpec
 from ptbench.errors import UserError
+from ptbench.files import write_model_json
 from ptbench.models.backends.tinker_sampler import KEY_ENV, URL_ENV
 from ptbench.sandbox.forward import parse_ports
 from ptbench.settings import env_name
+from ptbench.tinker_meter import JOB_METER_FILE, METER_FILE, read_meter
 
 if TYPE_CHECKING:
     from harbor.models.job.config import JobConfig
@@ -136,6 +138,14 @@ def serving(config: JobConfig, storage: Path | None = None) -> Iterator[Path | N
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
+        _keep_meter(storage, config.jobs_dir / config.job_name)
+
+
+def _keep_meter(storage: Path, job_dir: Path) -> None:
+    """The server's meter in the job dir, where ingest finds each trial's compute (nothing when it kept none)."""
+    meter = read_meter(storage / METER_FILE)
+    if meter is not None and job_dir.is_dir():
+        write_model_json(job_dir / JOB_METER_FILE, meter)
 
 
 def _wait_ready(server: subprocess.Popen[bytes], port: int, log: Path) -> None:

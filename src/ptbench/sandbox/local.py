@@ -30,6 +30,7 @@ from harbor.models.trial.config import ResourceMode
 from harbor.models.trial.paths import EnvironmentPaths, TrialPaths
 from harbor.utils.path_filter import filter_paths_by_patterns
 
+from ptbench.files import write_model_json
 from ptbench.sandbox import collection
 from ptbench.sandbox import files as sandbox_files
 from ptbench.sandbox import seccomp as sandbox_seccomp
@@ -69,6 +70,7 @@ from ptbench.sandbox.notes import note_ignored_installs
 from ptbench.sandbox.process import Holder, run_command
 from ptbench.sandbox.roots import EnvDir, base_dir, sweep_stale
 from ptbench.sandbox.spawn import Preexec, Spawner
+from ptbench.tinker_meter import RELAY_FILE, RelayRecord
 
 ENVIRONMENT_TYPE = "local"
 
@@ -234,6 +236,9 @@ class LocalEnvironment(BaseEnvironment):
             if self._forward_ports:
                 self._relay = HostRelay(env_dir.path / "forward", self._forward_ports)
                 await self._relay.start()
+                if not is_separate_verifier(self.session_id, self.trial_paths.trial_dir):  # the agent's address
+                    write_model_json(Path(self.trial_paths.trial_dir) / RELAY_FILE,
+                                     RelayRecord(source=self._relay.source, ports=self._forward_ports))
                 binds = [*binds, Bind(str(self._relay.directory), FORWARD_DIR, read_only=True)]
             profile = login_profile(env_dir.path, self._path_first)
             binds = [*binds, profile] if profile is not None else binds

@@ -16,6 +16,7 @@ from ptbench.scoring.frogs import TierScores
 from ptbench.scoring.stats import Interval, MeanStd
 from ptbench.scoring.weights import Weights
 from ptbench.store.models import Scored, TrialStatus
+from ptbench.tinker_meter import SessionCompute
 
 SCORES_SCHEMA_VERSION: Literal[2] = 2
 
@@ -74,6 +75,8 @@ class Spend(_Model):
     agent_seconds: float | None = Field(None, description="the agent's phase")
     gpus: int = Field(0, description="GPUs the task gives the agent")
     gpu_hours: float | None = Field(None, description="gpus x the agent's hours; None without a GPU")
+    tinker: SessionCompute | None = Field(None, description="what it computed on the job's local Tinker, metered by "
+                                          "the server; None for other tasks or when it never reached it")
 
 
 class TrialScore(_Model):
@@ -176,6 +179,7 @@ class AgentSpend(_Model):
     cost_unknown: int = Field(description="trials without an API cost")
     agent_hours: float | None
     gpu_hours: float | None
+    tinker: SessionCompute | None = Field(None, description="the trials' metered local Tinker compute, summed")
     pareto: bool | None = Field(None, description="on the score-vs-spend Pareto front; None: no score or spend")
 
 

@@ -136,15 +136,18 @@ def _calibration(report: ScoreReport) -> Table:
 
 
 def _spend(report: ScoreReport) -> Table:
-    table = Table("agent", "trials", "score", "tokens", "API cost $", "agent hours", "GPU hours", "Pareto",
+    table = Table("agent", "trials", "score", "tokens", "API cost $", "agent hours", "GPU hours",
+                  "Tinker trained / sampled tokens, steps", "Pareto",
                   title="spend (unknown: the agent reported none; n? = trials without it)", title_justify="left")
     for s in report.spend:
         tokens = "unknown" if s.tokens is None else f"{s.tokens:,}" + (f" ({s.tokens_unknown}?)" if s.tokens_unknown
                                                                         else "")
         cost = "unknown" if s.cost_usd is None else f"{s.cost_usd:.2f}" + (f" ({s.cost_unknown}?)" if s.cost_unknown
                                                                           else "")
+        tinker = MISSING if s.tinker is None else (
+            f"{s.tinker.tokens_trained:,} / {s.tinker.tokens_sampled:,}, {s.tinker.optimizer_steps}")
         table.add_row(Text(s.agent or MISSING), str(s.trials), _number(s.score), tokens, cost,
-                      _number(s.agent_hours), _number(s.gpu_hours), MISSING if s.pareto is None else
+                      _number(s.agent_hours), _number(s.gpu_hours), tinker, MISSING if s.pareto is None else
                       ("yes" if s.pareto else "no"))
     return table
 

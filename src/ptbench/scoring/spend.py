@@ -11,6 +11,7 @@ from typing import Literal
 
 from ptbench.scoring.model import AgentAggregate, AgentSpend, Spend, TrialScore
 from ptbench.store.models import TrialRecord
+from ptbench.tinker_meter import SessionCompute
 
 _USAGE = {"n_input_tokens": "input_tokens", "n_output_tokens": "output_tokens", "n_cache_tokens": "cache_tokens",
           "cost_usd": "cost_usd"}
@@ -19,13 +20,15 @@ _USAGE = {"n_input_tokens": "input_tokens", "n_output_tokens": "output_tokens", 
 def trial_spend(record: TrialRecord, gpus: int) -> Spend:
     """One trial's spend from its stored metrics and phases."""
     usage = {_USAGE[m.name]: m.value for m in record.metrics if m.source == "agent" and m.name in _USAGE}
+    metered = {m.name: int(m.value) for m in record.metrics if m.source == "tinker"}
     agent = next((p for p in record.phases if p.phase == "agent_execution"), None)
     agent_seconds = _seconds(agent.started_at, agent.finished_at) if agent else None
     return Spend(
         input_tokens=_count(usage.get("input_tokens")), output_tokens=_count(usage.get("output_tokens")),
         cache_tokens=_count(usage.get("cache_tokens")), cost_usd=usage.get("cost_usd"),
         wall_seconds=_seconds(record.trial.started_at, record.trial.finished_at), agent_seconds=agent_seconds,
-        gpus=gpus, gpu_hours=round(gpus * agent_seconds / 3600, 6) if gpus and agent_seconds is not None else None)
+        gpus=gpus, gpu_hours=round(gpus * agent_seconds / 3600, 6) if gpus and agent_seconds is not None else None,
+        tinker=SessionCompute.model_validate(metered) if metered else None)
 
 
 def agent_spend(trials: Sequence[TrialScore], aggregates: Sequence[AgentAggregate]) -> list[AgentSpend]:
@@ -51,7 +54,15 @@ def _agent(agent: str | None, trials: list[TrialScore], score: float | None) -> 
         agent=agent, trials=len(trials), score=score,
         tokens=sum(tokens) if tokens else None, tokens_unknown=len(spends) - len(tokens),
         cost_usd=round(sum(costs), 6) if costs else None, cost_unknown=len(spends) - len(costs),
-        agent_hours=round(sum(hours), 6) if hours else None, gpu_hours=round(sum(gpu_hours), 6) if gpu_hours else None)
+        agent_hours=round(sum(hours), 6) if hours else None, gpu_hours=round(sum(gpu_hours), 6) if gpu_hours else None,
+        tinker=_summed([s.tinker for s in spends if s.tinker is not None]))
+
+
+def _summed(computes: list[SessionCompute]) -> SessionCompute | None:
+    if not computes:
+        return None
+    return SessionCompute.model_validate({name: sum(getattr(c, name) for c in computes)
+                                         for name in SessionCompute.model_fields})
 
 
 Axis = Literal["cost_usd", "tokens", "agent_hours"]

@@ -37,6 +37,7 @@ from ptbench.store.models import (
 )
 from ptbench.store.schema import open_store
 from ptbench.store.writer import SaveStats, save_job
+from ptbench.tinker_meter import JOB_METER_FILE, MeterFile, SessionCompute, read_meter, trial_compute
 from ptbench.verify.verdict import Verdict
 
 MAX_JSON_BYTES = 64 * 1024 * 1024
@@ -96,10 +97,11 @@ def read_job(job_dir: Path) -> JobRecord:
         started_at=job_result.started_at if job_result else None,
         finished_at=job_result.finished_at if job_result else None,
     )
-    return JobRecord(job=job, trials=tuple(read_trial(d, job_id) for d in trial_dirs))
+    meter = read_meter(job_dir / JOB_METER_FILE)
+    return JobRecord(job=job, trials=tuple(read_trial(d, job_id, meter) for d in trial_dirs))
 
 
-def read_trial(trial_dir: Path, job_id: str) -> TrialRecord:
+def read_trial(trial_dir: Path, job_id: str, meter: MeterFile | None = None) -> TrialRecord:
     """One trial directory as a record; never raises for bad content."""
     try:
         result = _load(trial_dir / "result.json", TrialResult)
@@ -108,12 +110,12 @@ def read_trial(trial_dir: Path, job_id: str) -> TrialRecord:
             return _unknown_trial(trial_dir, job_id, "no result.json (trial unfinished or killed)")
         return _unknown_trial(trial_dir, job_id, f"result.json unusable: {exc}")
     try:
-        return _trial_from_result(trial_dir, job_id, result)
+        return _trial_from_result(trial_dir, job_id, result, meter)
     except Exception as exc:  # noqa: BLE001 - hostile content must never stop an ingest
         return _unknown_trial(trial_dir, job_id, f"result.json not ingestible: {type(exc).__name__}: {_clip(str(exc))}")
 
 
-def _trial_from_result(trial_dir: Path, job_id: str, result: TrialResult) -> TrialRecord:
+def _trial_from_result(trial_dir: Path, job_id: str, result: TrialResult, meter: MeterFile | None) -> TrialRecord:
     config = result.config
     exc = result.exception_info
     rewards = result.verifier_result.rewards if result.verifier_result else None
@@ -145,7 +147,8 @@ def _trial_from_result(trial_dir: Path, job_id: str, result: TrialResult) -> Tri
         **_file_paths(trial_dir),
         inspect_log_path=outcome.verifier.inspect_log,
     )
-    return TrialRecord(trial=trial, metrics=_metrics(result, rewards), phases=_phases(result))
+    metrics = _metrics(result, rewards) + _compute(trial_compute(trial_dir, meter))
+    return TrialRecord(trial=trial, metrics=metrics, phases=_phases(result))
 
 
 class VerifierOutcome(BaseModel):
@@ -337,6 +340,13 @@ def _metrics(result: TrialResult, rewards: dict[str, float | int] | None) -> tup
     ]
     unique = {(m.source, m.name): m for m in metrics}  # clipping may merge names: keep one
     return tuple(unique.values())
+
+
+def _compute(compute: SessionCompute | None) -> tuple[MetricRow, ...]:
+    """The trial's metered Tinker compute as metrics of source `tinker` (none when it has none)."""
+    if compute is None:
+        return ()
+    return tuple(MetricRow(source="tinker", name=name, value=float(value)) for name, value in compute)
 
 
 def _finite(value: object) -> float | None:

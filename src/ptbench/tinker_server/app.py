@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -125,7 +126,12 @@ def render(result: Any) -> Response:
 
 def build_app(service: TinkerService) -> FastAPI:
     """The FastAPI app serving `service`."""
-    app = FastAPI(title="ptbench local Tinker", docs_url=None, redoc_url=None, openapi_url=None)
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        service.meter.write()  # the last counts, whatever the throttle held back
+
+    app = FastAPI(title="ptbench local Tinker", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
 
     budget = BodyBudget()
 

@@ -18,11 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from ptbench.tinker_meter import METER_FILE
 from ptbench.tinker_server import limits, schemas, wire
 from ptbench.tinker_server.bases import BaseModelRef, Bases
 from ptbench.tinker_server.errors import CallError
 from ptbench.tinker_server.futures import Futures, Proto, Result, Work
 from ptbench.tinker_server.memory import activation_budget, resident_bytes
+from ptbench.tinker_server.meter import Meter
 from ptbench.tinker_server.sampler import Sampler
 from ptbench.tinker_server.storage import Kind, LoraShape, Storage, tinker_path
 from ptbench.tinker_server.trainer import TrainingModel, pick_device
@@ -71,6 +73,7 @@ class TinkerService:
         self._samplers: dict[tuple[str, str | None], Sampler] = {}
         self._stored: dict[str, dict[Path, int]] = {}  # client -> its checkpoint dirs and their bytes
         self._lock = threading.Lock()
+        self.meter = Meter(storage.root / METER_FILE)
 
     # --- sessions and capabilities -------------------------------------------------------------
     def create_session(self, request: schemas.CreateSession, client: str) -> dict[str, Any]:
@@ -196,11 +199,15 @@ class TinkerService:
         model = self._model(request.model_id, client)
         batches = model.check(request, self._activation_budget())
 
+        session = self._session_of(model.model_id)
+
         def work() -> Generator[None, None, Result]:
             outputs, metrics = yield from self._model(request.model_id, client).forward_backward(request, batches)
+            self.meter.add(client, session, forward_backward_calls=1,
+                           tokens_trained=sum(len(datum.tokens) for datum in request.data))
             return Proto(wire.encode_forward_backward(outputs, metrics))
 
-        return self._future(client, self._session_of(model.model_id), work, request.model_id)
+        return self._future(client, session, work, request.model_id)
 
     def _activation_budget(self) -> int:
         if self.activation_bytes is not None:
@@ -212,11 +219,14 @@ class TinkerService:
 
     def optim_step(self, request: schemas.OptimStep, client: str) -> dict[str, Any]:
         self._model(request.model_id, client)
+        session = self._session_of(request.model_id)
 
         def work() -> Result:
-            return {"metrics": self._model(request.model_id, client).optim_step(request.adam_params)}
+            metrics = self._model(request.model_id, client).optim_step(request.adam_params)
+            self.meter.add(client, session, optimizer_steps=1)
+            return {"metrics": metrics}
 
-        return self._future(client, self._session_of(request.model_id), work, request.model_id)
+        return self._future(client, session, work, request.model_id)
 
     def save_weights(self, request: schemas.SaveWeights, client: str) -> dict[str, Any]:
         model = self._model(request.model_id, client)
@@ -257,6 +267,7 @@ class TinkerService:
         directory = model.save(self.storage, kind, name)
         self._stored.setdefault(client, {})[directory] = sum(
             entry.lstat().st_size for entry in directory.iterdir() if entry.is_file() and not entry.is_symlink())
+        self.meter.add(client, self._session_of(model.model_id), checkpoints_saved=1)
         return directory
 
     def load_weights(self, request: schemas.LoadWeights, client: str) -> dict[str, Any]:
@@ -338,6 +349,8 @@ class TinkerService:
             sampler = self._sampler(session)
             prompt_logprobs = sampler.prompt_logprobs(prompt) if request.prompt_logprobs else None
             sequences = yield from sampler.sample(prompt, request.num_samples, request.sampling_params)
+            self.meter.add(client, session.session, sample_calls=1,
+                           tokens_sampled=sum(len(sequence.tokens) for sequence in sequences))
             return Proto(wire.encode_sample(sequences, prompt_logprobs))
 
         answer = self._future(client, session.session, work, None)
