@@ -71,11 +71,11 @@ def pipeline(
     from inspect_ai import eval as inspect_eval
 
     from ptbench.benchmarks.registry import get_benchmark
-    from ptbench.verify.loading import BATCH_SIZE, load_base
+    from ptbench.verify.loading import load_base
     from ptbench.verify.provider import ptbench_model
 
     loaded = load_base("tiny", "cpu")
-    assert BATCH_SIZE == BATCH
+    assert loaded.backend.batch_size == BATCH
     definition = get_benchmark("frogs-single")
 
     def run(limit: int | None = None) -> tuple[float, int]:

@@ -59,9 +59,9 @@ class JobRow(_Row):
 
 
 class MetricRow(_Row):
-    """One named number of a trial: a verifier reward key or an agent usage count."""
+    """One named number of a trial: a verifier reward key, an agent usage count, or its local Tinker compute."""
 
-    source: Literal["verifier", "agent"]
+    source: Literal["verifier", "agent", "tinker"]
     name: str
     value: float
 

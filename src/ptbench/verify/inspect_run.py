@@ -57,13 +57,12 @@ def run_evaluation(request: EvalRequest, model_dir: Path, base_model: str, devic
     from inspect_ai import eval as inspect_eval
 
     import ptbench.verify.scripted  # noqa: F401  (registers the scripted/ judge provider)
-    from ptbench.verify.loading import BATCH_SIZE
     from ptbench.verify.provider import ptbench_model
 
     task = request.benchmark.build_task(request.data_dir, request.limit, request.split, **request.task_opts)
     request.log_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    model = ptbench_model(model_dir, base_model, device, backend=backend, batch_size=BATCH_SIZE)
+    model = ptbench_model(model_dir, base_model, device, backend=backend, batch_size=backend.batch_size)
     [log] = inspect_eval(
         task,
         model=model,
@@ -72,7 +71,7 @@ def run_evaluation(request: EvalRequest, model_dir: Path, base_model: str, devic
         log_format="eval",
         display=request.display,  # type: ignore[arg-type]
         score_display=False,
-        max_samples=2 * BATCH_SIZE,  # one batch generating, the next one queued (see the provider)
+        max_samples=2 * backend.batch_size,  # one batch generating, the next one queued (see the provider)
         log_realtime=False,  # the log is read when the eval ends; live sample streaming cost ~10% on CPU
         **({"max_tokens": request.max_tokens} if request.max_tokens else {}),
     )

@@ -26,8 +26,6 @@ if TYPE_CHECKING:
     from ptbench.models.backends import Backend
     from ptbench.models.intake import IntakeResult
 
-BATCH_SIZE = 16
-"""Conversations per forward pass: the Backend's batch and the provider's (they must agree)."""
 INSTRUCT_FILES = ["*.json", "*.safetensors", "*.jinja", "*.txt", "*.model"]
 """What is fetched of an instruct model: configs, safetensors weights, tokenizer files (never code or pickles)."""
 
@@ -55,7 +53,7 @@ def load_submission(submission: Path, spec: TaskSpec, device: str,
         return result, None
     model_dir = Path(result.model_path)
     try:
-        backend = load_backend(model_dir, base_model, device, batch_size=BATCH_SIZE)
+        backend = load_backend(model_dir, base_model, device)
     except Exception as exc:  # hostile files fail in many ways; every one but the GPU's own means "score the base"
         if is_device_failure(exc, device):
             raise as_device_failure(exc, "loading the submission") from exc
@@ -83,7 +81,7 @@ def load_base(base_model: str, device: str) -> LoadedModel:
 
     require_device(device)
     info = get_base_model(base_model)
-    backend = load_backend(None, info.key, device, batch_size=BATCH_SIZE)
+    backend = load_backend(None, info.key, device)
     return LoadedModel(Path(base_source(info.key).location), backend, info.chat_template)
 
 
@@ -100,5 +98,5 @@ def load_instruct(base_model: str, device: str) -> LoadedModel:
         local = Path(snapshot_download(info.instruct_hub_id, allow_patterns=INSTRUCT_FILES))
     except Exception as exc:  # no network, gated repo, missing files
         raise UserError(f"cannot fetch {info.instruct_hub_id}: {first_line(exc)}") from exc
-    backend = load_backend(local, info.key, device, batch_size=BATCH_SIZE)
+    backend = load_backend(local, info.key, device)
     return LoadedModel(local, backend, info.chat_template)

@@ -40,13 +40,14 @@ def load_backend(
     device: str = "cpu",
     *,
     engine: Engine = "auto",
-    batch_size: int = 16,
+    batch_size: int | None = None,
     threads: int | None = None,
     tinker_client: Any = None,
 ) -> Backend:
     """A backend for a submission directory (full model, adapter, or path.txt) or, if None, the base model.
 
     device: "cpu" or "gpu". engine "auto" picks vLLM on a GPU when it is installed, else transformers.
+    batch_size: conversations per batch (None: the backend's own choice, from free memory on a GPU).
     threads: torch threads for CPU inference (None leaves the process setting alone). The caller runs
     intake first; this function trusts nothing either way (safetensors only, no remote code).
     """

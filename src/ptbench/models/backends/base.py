@@ -51,6 +51,8 @@ class Backend(ABC):
 
     template: ChatTemplate
     tokenizer: PreTrainedTokenizerBase
+    batch_size: int = 16
+    """Conversations one generate call runs together (what a caller should gather before calling)."""
 
     @abstractmethod
     def generate(

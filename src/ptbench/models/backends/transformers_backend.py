@@ -11,6 +11,7 @@ FloatingPointError: such a model is broken, whether decoding is greedy or sample
 device (a flag tensor that also stops the batch), so decoding waits on the host no more than transformers does.
 On a GPU (`static_cache`), batches use a static KV cache, which transformers compiles (CUDA graphs), with
 prompt widths rounded up to `WIDTH_BUCKET` and batches filled to `batch_size`, so shapes repeat and compile once.
+The batch holds `batch_size` conversations: given, or on a GPU as many as its free memory allows (`batching`).
 `close()` drops the model and returns its GPU memory.
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ptbench.models.backends.base import Backend, Completion, Conversation, GenerationSettings, Tools
+from ptbench.models.batching import CPU_BATCH, gpu_batch
 from ptbench.models.templates import ChatTemplate
 
 if TYPE_CHECKING:
@@ -38,7 +40,7 @@ class TransformersBackend(Backend):
         model: PreTrainedModel,
         tokenizer: PreTrainedTokenizerBase,
         template: ChatTemplate,
-        batch_size: int = 16,
+        batch_size: int | None = None,
         threads: int | None = None,
         static_cache: bool | None = None,
     ) -> None:
@@ -51,10 +53,11 @@ class TransformersBackend(Backend):
         self.model.generation_config = GenerationConfig()
         self.tokenizer = tokenizer
         self.template = template
-        self.batch_size = batch_size
+        on_gpu = self.model.device.type == "cuda"
+        self.batch_size = batch_size or (gpu_batch(self.model) if on_gpu else CPU_BATCH)
         pad = tokenizer.pad_token_id
         self.pad_id = pad if pad is not None else self.stop_ids[0]
-        self.static_cache = self.model.device.type == "cuda" if static_cache is None else static_cache
+        self.static_cache = on_gpu if static_cache is None else static_cache
 
     def close(self) -> None:
         """Drop the model and hand its GPU memory back to the device (the backend is unusable afterwards)."""

@@ -19,6 +19,8 @@ from ptbench.models.templates import ChatTemplate
 class VLLMBackend(Backend):
     """A vLLM engine behind the Backend interface."""
 
+    batch_size = 256  # vLLM schedules its own batches from its KV cache: hand it many conversations at once
+
     def __init__(
         self,
         model: ModelSource,
