@@ -1,4 +1,10 @@
-"""The integrity checks' cost: workspace scan speed per core, and the checks' share of a tiny task's verification.
+"""The integrity checks' catch and false-flag rates per kind of cheat, and their cost: workspace scan speed per core,
+and the checks' share of a tiny task's verification.
+
+Per kind: `ptbench integrity selftest`'s cases (its quick form: every cheat applied to stand-in runs, every log case,
+the honest seeds), grouped by the check each cheat is meant to be caught by; caught / cheats, honest runs flagged,
+cases whose checks could not all see what they needed (incomplete or could-not-run). Targets: >= 90% caught per kind,
+0 honest runs flagged.
 
 Scan: a workspace of --mb MB (prose-like JSONL, a gzip copy, Python) against HumanEval's and GSM8K's test items
 (the fixtures' GSM8K), on one thread: MB/s per core, the target 100. Verification: `ptbench verify` of the tiny
@@ -6,7 +12,7 @@ base model on humaneval-tiny at the task's own size (HumanEval ships with human-
 likelihood test on its 64 items included) without and with a workspace and logs; the checks' time from
 details.json over the verification's. One table with the ratios to the targets.
 
-    .venv/bin/python bench/bench_integrity.py [--mb 64] [--limit N]
+    .venv/bin/python bench/bench_integrity.py [--mb 64] [--limit N] [--seeds 3]
 """
 
 from __future__ import annotations
@@ -83,12 +89,43 @@ def verify_seconds(tmp: Path, limit: int | None, with_inputs: bool) -> tuple[flo
     return time.perf_counter() - start, sum(c.seconds for c in verdict.integrity)
 
 
+def per_kind(seeds: int) -> Table:
+    """The selftest's cases by kind: caught, false flags, incomplete verdicts."""
+    from collections import defaultdict
+
+    from ptbench.integrity.cheats import CHEATS
+    from ptbench.integrity.cheats_logs import LOG_CASES
+    from ptbench.integrity.selftest import run_selftest
+
+    started = time.perf_counter()
+    report = run_selftest(FIXTURES, seeds=seeds)
+    seconds = time.perf_counter() - started
+    expected = {c.title: c.caught_by for c in CHEATS} | {c.title: c.caught_by or "honest" for c in LOG_CASES}
+    groups: dict[str, list] = defaultdict(list)
+    for row in report.rows:
+        groups[expected.get(row.case, "honest") if row.kind == "cheat" else "honest"].append(row)
+    table = Table("kind (the check meant to catch it)", "cases", "caught", "honest flagged", "incomplete",
+                  title=f"integrity selftest by kind ({len(report.rows)} cases, {seconds:.0f} s)", title_justify="left")
+    for kind, rows in sorted(groups.items(), key=lambda item: item[0] == "honest"):
+        cheats = [r for r in rows if r.kind == "cheat"]
+        honest = [r for r in rows if r.kind == "honest"]
+        incomplete = sum(any(c.status in ("incomplete", "could-not-run") for c in r.checks) for r in rows)
+        table.add_row(kind, str(len(rows)),
+                      f"{sum(bool(r.flagged_by) for r in cheats)}/{len(cheats)}" if cheats else "",
+                      f"{sum(bool(r.flagged_by) for r in honest)}/{len(honest)}" if honest else "", str(incomplete))
+    table.add_row("all", str(len(report.rows)), f"{report.caught}/{report.cheats}",
+                  f"{report.false_flags}/{report.honest}", str(report.failed), style="bold")
+    return table
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=int, default=64)
     parser.add_argument("--limit", type=int, default=None, help="items evaluated (default: the task's own)")
+    parser.add_argument("--seeds", type=int, default=3, help="honest runs in the per-kind table")
     args = parser.parse_args()
     os.environ.setdefault("PTBENCH_WORKDIR", tempfile.mkdtemp(prefix="bench-integrity-work-"))
+    Console(width=140).print(per_kind(args.seeds))
     with tempfile.TemporaryDirectory(prefix="bench-integrity-") as tmp_name:
         tmp = Path(tmp_name)
         size = workspace(tmp / "ws", args.mb)

@@ -55,10 +55,11 @@ def artifacts(spec: TaskSpec) -> list[dict[str, str | list[str]]]:
     workspace without weights and the agent's logs for the integrity checks, then the submission. Harbor re-creates
     each at its source path in that order, emptying a directory first, so the workspace must come before the
     submission inside it."""
+    submissions: list[dict[str, str | list[str]]] = [{"source": str(path)} for path in artifact_paths(spec)]
     return [
         {"source": str(WORKDIR), "destination": "workspace", "exclude": list(WORKSPACE_EXCLUDES)},
         {"source": str(AGENT_LOGS), "destination": "agent-logs"},
-        *({"source": str(path)} for path in artifact_paths(spec)),
+        *submissions,
     ]
 
 

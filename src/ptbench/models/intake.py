@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -197,7 +197,7 @@ def check_prompt_encoding(root: Path, info: BaseModelInfo, template: ChatTemplat
         ours = base(text, add_special_tokens=False).input_ids
         theirs = submitted(text, add_special_tokens=False).input_ids
         if ours != theirs:
-            differing.append((number, base.decode(ours), submitted.decode(theirs)))
+            differing.append((number, str(base.decode(ours)), str(submitted.decode(theirs))))
     if differing:
         number, ours_text, theirs_text = differing[0]
         raise Refusal(f"the submitted tokenizer encodes {len(differing)} of {len(prompts)} benchmark prompts "
@@ -261,12 +261,18 @@ def _check_adapter(root: Path, info: BaseModelInfo, template: ChatTemplate, note
     return count
 
 
+def _default_of(field: dataclasses.Field[Any]) -> Any:
+    """A dataclass field's default from its factory (None when it has neither)."""
+    factory = field.default_factory
+    return None if factory is dataclasses.MISSING else factory()
+
+
 def _check_lora_options(adapter: dict) -> None:
     """Refuse LoRA options that change the base model's structure or weights when loading, or run other code."""
     from peft import LoraConfig
 
     defaults = {
-        f.name: f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        f.name: f.default if f.default is not dataclasses.MISSING else _default_of(f)
         for f in dataclasses.fields(LoraConfig)
     }
     unsupported = [key for key, value in adapter.items()
@@ -350,7 +356,8 @@ def _check_size(count: int, base_count: int) -> None:
 def _check_dimensions(raw: dict, base_config: PretrainedConfig) -> None:
     """Refuse absurd dimensions (or non-integers) before any object is built from the config."""
     base_text = base_config.get_text_config()
-    text = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else raw
+    nested = raw.get("text_config")
+    text: dict = nested if isinstance(nested, dict) else raw
     for field in _DIMENSIONS:
         value, reference = text.get(field), getattr(base_text, field, None)
         if value is None or reference is None:

@@ -108,6 +108,7 @@ def inference_dtype(device: str) -> torch.dtype:
 def load_model(model_dir: Path | None, base: ModelSource, device: str = "cpu") -> PreTrainedModel:
     """A causal LM from safetensors: the base (model_dir None), a full model, or base + adapter merged; in the
     device's `inference_dtype`."""
+    import torch
     from transformers import AutoModelForCausalLM
 
     def from_pretrained(source: ModelSource) -> PreTrainedModel:
@@ -122,8 +123,9 @@ def load_model(model_dir: Path | None, base: ModelSource, device: str = "cpu") -
 
         if not (model_dir / ADAPTER_WEIGHTS).is_file():
             raise ValueError(f"adapter weights must be {ADAPTER_WEIGHTS}")
-        model = PeftModel.from_pretrained(from_pretrained(base), str(model_dir), is_trainable=False)
-        model = model.merge_and_unload()
+        adapted = PeftModel.from_pretrained(from_pretrained(base), str(model_dir), is_trainable=False)
+        model = adapted.merge_and_unload()
     else:
         model = from_pretrained(ModelSource(str(model_dir)))
-    return model.to(device).eval()
+    torch.nn.Module.to(model, torch.device(device))  # PreTrainedModel.to's decorator types it as unbound
+    return model.eval()

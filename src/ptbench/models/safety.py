@@ -34,7 +34,8 @@ def bad_symlinks(root: Path) -> tuple[list[str], list[str]]:
     """Relative paths of symlinks under `root` that loop, and of those whose target lies outside it (or is
     missing)."""
     base = root.resolve()
-    looping, escaping = [], []
+    looping: list[str] = []
+    escaping: list[str] = []
     for path in _entries(root):
         if not path.is_symlink():
             continue

@@ -50,11 +50,12 @@ class ChatTemplate:
         """
         from transformers.utils.chat_template_utils import render_jinja_template
 
-        rendered, _ = render_jinja_template(
-            conversations=[messages], tools=tools or None, chat_template=self.text,
-            add_generation_prompt=add_generation_prompt, **tokenizer.special_tokens_map,
+        special: dict[str, Any] = dict(tokenizer.special_tokens_map)
+        rendered, _ = render_jinja_template(  # type: ignore[str-unpack]  # annotated -> str, returns a pair
+            conversations=[messages], tools=list(tools) if tools else None, chat_template=self.text,
+            add_generation_prompt=add_generation_prompt, **special,
         )
-        return rendered[0]
+        return str(rendered[0])
 
     def stop_token_ids(self, tokenizer: PreTrainedTokenizerBase) -> list[int]:
         """Ids of the stop tokens that this tokenizer has as single tokens."""

@@ -87,7 +87,7 @@ def play_episodes(policy: Policy, boards: list[Board], rules: Rules, temperature
                                   {"role": "user", "content": env.task_prompt}]
         ids = policy.tokenizer(policy.prompt(messages), add_special_tokens=False)["input_ids"]
         episodes.append(Episode(env=env, messages=messages, prompt_ids=list(ids)))
-    limit = context or getattr(policy.model.config, "max_position_embeddings", 4096)
+    limit = int(context or getattr(policy.model.config, "max_position_embeddings", None) or 4096)
     while active := [e for e in episodes if not e.finished]:
         for episode, new in zip(active, _generate_turn(policy, active, temperature, max_new_tokens), strict=True):
             _advance(policy, episode, new, max_turns, limit, max_new_tokens)
@@ -106,7 +106,8 @@ def _generate_turn(policy: Policy, episodes: list[Episode], temperature: float, 
     sampling = {"do_sample": True, "temperature": temperature, "top_k": 0} if temperature > 0 else {"do_sample": False}
     stops = policy.stop_ids
     with torch.no_grad():
-        output = policy.model.generate(input_ids=input_ids, attention_mask=attention, max_new_tokens=max_new_tokens,
+        output = policy.model.generate(  # type: ignore[operator]  # a causal LM's GenerationMixin.generate
+            input_ids=input_ids, attention_mask=attention, max_new_tokens=max_new_tokens,
                                        eos_token_id=stops, pad_token_id=pad, **sampling)
     turns = []
     for row in output[:, width:].tolist():
@@ -119,7 +120,7 @@ def _advance(policy: Policy, episode: Episode, new: list[int], max_turns: int, l
     """Record the model's turn, run it in the environment, and append the environment's answer (not trained)."""
     stops = policy.stop_ids
     ended = bool(new) and new[-1] in stops
-    text = policy.tokenizer.decode(new[:-1] if ended else new, skip_special_tokens=True)
+    text = str(policy.tokenizer.decode(new[:-1] if ended else new, skip_special_tokens=True))
     episode.completion_ids += new
     episode.env_mask += [1] * len(new)
     episode.turns += 1
@@ -227,7 +228,8 @@ def train_stage(policy: Policy, recipe: FrogsRecipe, rules: Rules, stage: Stage,
     policy.stop_at_end_of_turn()
     config = grpo_config(recipe, stage, work, grpo.max_completion_length * recipe.max_turns)
     with progress_bar(console) as progress:
-        trainer = GRPOTrainer(model=policy.model, reward_funcs=[frogs_episode], args=config,
+        trainer = GRPOTrainer(model=policy.model, reward_funcs=[frogs_episode],  # type: ignore[list-item]  # TRL's Optional-free typing of a reward function
+                              args=config,
                               train_dataset=Dataset.from_list([{"prompt": p} for p in by_prompt]),
                               processing_class=policy.tokenizer, rollout_func=rollout,
                               callbacks=[RichSteps(progress, f"GRPO (multi-turn) N={stage.n}", stage.steps,

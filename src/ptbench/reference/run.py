@@ -32,7 +32,14 @@ from ptbench.datadir.manifest import view_dir
 from ptbench.errors import UserError
 from ptbench.reference.config import BenchmarkRecipe, FrogsRecipe, recipe_for
 from ptbench.reference.deadline import Deadline
-from ptbench.reference.dev_scores import Player, dev_recorder, dev_settings, single_turn_player, transformers_backend
+from ptbench.reference.dev_scores import (
+    DevEval,
+    Player,
+    dev_recorder,
+    dev_settings,
+    single_turn_player,
+    transformers_backend,
+)
 from ptbench.reference.keeper import BestSubmission
 from ptbench.reference.progress import PhaseClock
 from ptbench.reference.report import RecipePhaseTime, ReferenceReport
@@ -97,7 +104,10 @@ def run_reference(spec: TaskSpec, out: Path, *, recipe: FrogsRecipe | BenchmarkR
         with clock.phase("load base model"):
             policy = load_policy(spec.base_model, recipe, base_dir)
         if isinstance(recipe, FrogsRecipe):
-            keeper = BestSubmission(lambda _: save_final_model(policy, out, replace=True), deadline, console,
+            def save(_: DevEval) -> None:
+                save_final_model(policy, out, replace=True)
+
+            keeper = BestSubmission(save, deadline, console,
                                     report.saves.append)
             _run_frogs(spec, recipe, policy, Path(work), clock, console, report, deadline, keeper)
         else:

@@ -109,10 +109,9 @@ def supervised_data(chat: ChatFormat, messages: Conversation) -> list[types.Datu
         prompt = _ids(chat, chat.template.render(chat.tokenizer, messages[:i]))
         answer = _ids(chat, message["content"] + chat.end_of_turn)
         tokens = prompt + answer
-        data.append(types.Datum(
-            model_input=types.ModelInput.from_ints(tokens[:-1]),
-            loss_fn_inputs={"target_tokens": tokens[1:], "weights": [0.0] * (len(prompt) - 1) + [1.0] * len(answer)},
-        ))
+        inputs: dict[str, Any] = {  # lists: Datum's validator makes them TensorData
+            "target_tokens": tokens[1:], "weights": [0.0] * (len(prompt) - 1) + [1.0] * len(answer)}
+        data.append(types.Datum(model_input=types.ModelInput.from_ints(tokens[:-1]), loss_fn_inputs=inputs))
     return data
 
 
@@ -250,11 +249,9 @@ def _rl_datum(prompt: list[int], sequence: Any, advantage: float) -> types.Datum
 
     tokens = prompt + list(sequence.tokens)
     context = len(prompt) - 1
-    return types.Datum(
-        model_input=types.ModelInput.from_ints(tokens[:-1]),
-        loss_fn_inputs={"target_tokens": tokens[1:], "logprobs": [0.0] * context + list(sequence.logprobs),
-                        "advantages": [0.0] * context + [advantage] * len(sequence.tokens)},
-    )
+    inputs: dict[str, Any] = {"target_tokens": tokens[1:], "logprobs": [0.0] * context + list(sequence.logprobs),
+                              "advantages": [0.0] * context + [advantage] * len(sequence.tokens)}
+    return types.Datum(model_input=types.ModelInput.from_ints(tokens[:-1]), loss_fn_inputs=inputs)
 
 
 def _ids(chat: ChatFormat, text: str) -> list[int]:

@@ -93,13 +93,14 @@ def load_policy(base_model: str, recipe: FrogsRecipe | BenchmarkRecipe, base_dir
     source = ModelSource(str(base_dir)) if base_dir is not None else base_source(info.key)
     device = "cuda" if recipe.device == "cuda" else "cpu"
     model = load_model(None, source, device=device)
-    model = model.to(torch.bfloat16 if recipe.dtype == "bfloat16" else torch.float32)
+    torch.nn.Module.to(model, torch.bfloat16 if recipe.dtype == "bfloat16" else torch.float32)  # see load_model
     if recipe.lora is not None:
         from peft import LoraConfig, get_peft_model
 
         lora = recipe.lora
-        model = get_peft_model(model, LoraConfig(r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout,
-                                                 target_modules=list(lora.target_modules), task_type="CAUSAL_LM"))
+        config = LoraConfig(r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout,
+                            target_modules=list(lora.target_modules), task_type="CAUSAL_LM")
+        model = get_peft_model(model, config)  # type: ignore[assignment]  # a PeftModel forwards the model's API
     model.train()
     tokenizer = load_tokenizer(source)
     if tokenizer.pad_token is None:
@@ -135,9 +136,11 @@ def save_final_model(policy: Policy, out: Path, replace: bool = False) -> Path:
     """Write the model in training to `out` (merged, safetensors, with the tokenizer), atomically; returns `out`.
 
     A LoRA model is merged in a copy, so training can go on after the save."""
+    from peft import PeftModel
+
     check_out(out, replace)
     model = policy.model
-    if hasattr(model, "merge_and_unload"):
+    if isinstance(model, PeftModel):
         model = copy.deepcopy(model).merge_and_unload()
     with staged_dir(out) as staging:
         model.save_pretrained(staging, safe_serialization=True)

@@ -57,7 +57,7 @@ def run_evaluation(request: EvalRequest, model_dir: Path, base_model: str, devic
     from inspect_ai import eval as inspect_eval
 
     import ptbench.verify.scripted  # noqa: F401  (registers the scripted/ judge provider)
-    from ptbench.verify.provider import ptbench_model
+    from ptbench.verify.provider import PtbenchModelAPI, ptbench_model
 
     task = request.benchmark.build_task(request.data_dir, request.limit, request.split, **request.task_opts)
     request.log_dir.mkdir(parents=True, exist_ok=True)
@@ -73,7 +73,7 @@ def run_evaluation(request: EvalRequest, model_dir: Path, base_model: str, devic
         score_display=False,
         max_samples=2 * backend.batch_size,  # one batch generating, the next one queued (see the provider)
         log_realtime=False,  # the log is read when the eval ends; live sample streaming cost ~10% on CPU
-        **({"max_tokens": request.max_tokens} if request.max_tokens else {}),
+        max_tokens=request.max_tokens or None,
     )
     seconds = time.monotonic() - started
     log_path = Path(log.location)
@@ -98,7 +98,7 @@ def run_evaluation(request: EvalRequest, model_dir: Path, base_model: str, devic
                     "epochs": task.epochs or 1},
         seconds=round(seconds, 3),
     )
-    failure = model.api.failure  # type: ignore[attr-defined]  (our PtbenchModelAPI)
+    failure = model.api.failure if isinstance(model.api, PtbenchModelAPI) else None
     if failure is not None and is_device_failure(failure, device):
         raise as_device_failure(failure, "the model generated") from failure
     return EvalOutcome(record=record, summary=summary, max_tokens_override=request.max_tokens,

@@ -12,8 +12,8 @@ from ptbench.benchmarks.training_data import Pair, TrainingSource
 def to_pair(record: Record) -> Pair:
     """A train record as the evaluation's prompt and a reasoned answer ending 'ANSWER: N'."""
     sample = record_to_sample(record)
-    return (MATH_PROMPT_TEMPLATE.format(prompt=sample.input),
-            f"{sample.metadata['reasoning']}\n\nANSWER: {sample.target}")
+    metadata = sample.metadata or {}
+    return (MATH_PROMPT_TEMPLATE.format(prompt=sample.input), f"{metadata['reasoning']}\n\nANSWER: {sample.target}")
 
 
 def keep(records: list[Record]) -> list[Record]:

@@ -70,7 +70,9 @@ def rubric_grade(grader_max_tokens: int | None = None) -> Scorer:
             bound[grader] = healthbench_scorer(
                 judge_model=grader, judge_max_tokens=grader_max_tokens, include_subset_scores=False
             )
-        result: Score = await bound[grader](state, target)
+        result = await bound[grader](state, target)
+        if result is None:
+            raise RuntimeError("HealthBench's rubric scorer returned no score")
         return result
 
     return score

@@ -87,7 +87,7 @@ class Backend(ABC):
         """A Completion from generated ids: cut at the end-of-turn token, then at the first stop sequence."""
         end = next((i for i, token in enumerate(token_ids) if token in self.stop_ids), None)
         kept = token_ids if end is None else token_ids[:end]
-        text = self.tokenizer.decode(kept, skip_special_tokens=True)
+        text = str(self.tokenizer.decode(kept, skip_special_tokens=True))
         cut = min((i for i in (text.find(s) for s in settings.stop if s) if i >= 0), default=None)
         if cut is not None:
             text = text[:cut]
