@@ -137,6 +137,7 @@ def test_stale_roots_with_deep_trees_are_swept(tmp_path):
         os.close(fd)
         fd = child
     os.close(fd)
+    assert sweep_stale(base) == [] and env_dir.path.exists()  # its owner holds the lock: alive, left alone
     env_dir._unlock()  # as if its owner had died
     assert sweep_stale(base) == [env_dir.path]
     assert not env_dir.path.exists()

@@ -2,23 +2,25 @@
 
 The base dir belongs to root alone (mode 0700, not a symlink, every directory above it writable only by
 root or sticky): anyone else who could create, swap or write it could redirect root's removals. A
-base dir that is not so is refused, never repaired. Layout: `<base>/<session>-<random>/{lock, holder.log,
-disk.img, root/}` (the disk image mounted at root/, see disk.py). The owning process holds an exclusive flock on
-`lock` for the environment's lifetime, so a dir whose lock can be taken belongs to a process that died (e.g.
+base dir that is not so is refused, never repaired. Layout: `<base>/<session>-<random>/{lock, state, holder.log,
+disk.img, root/}` (the disk image mounted at root/, see disk.py). The owning process holds `lock` (a `filelock`
+lock) for the environment's lifetime, so a dir whose lock can be taken belongs to a process that died (e.g.
 `kill -9`): the next environment that starts kills what still runs on that root, unmounts it and removes the dir.
-A dir kept on purpose (`stop(delete=False)`) is marked "kept" in its lock file and never swept.
+`state` says "live" once the owner holds the lock; a dir kept on purpose (`stop(delete=False)`) says "kept" there
+and is never swept.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import re
 import signal
 import stat
 import tempfile
 from pathlib import Path
+
+from filelock import FileLock, Timeout
 
 from ptbench.errors import UserError
 from ptbench.sandbox.disk import unmount_disk
@@ -98,9 +100,9 @@ class EnvDir:
                 break
             except FileNotFoundError:  # another process removed the empty base dir in between
                 continue
-        self._lock_fd: int | None = os.open(self.path / "lock", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
-        os.write(self._lock_fd, _LIVE)
+        self._lock: FileLock | None = _dir_lock(self.path)
+        self._lock.acquire()
+        _write_state(self.path, _LIVE)
 
     @property
     def root(self) -> Path:
@@ -130,15 +132,14 @@ class EnvDir:
     def keep(self) -> None:
         """Leave the dir on disk (its disk still mounted) for inspection and mark it so that sweeps leave it alone;
         `remove()` unmounts and deletes it."""
-        if self._lock_fd is not None:
-            os.lseek(self._lock_fd, 0, os.SEEK_SET)
-            os.write(self._lock_fd, _KEPT)
+        if self._lock is not None:
+            _write_state(self.path, _KEPT)
         self._unlock()
 
     def _unlock(self) -> None:
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-            self._lock_fd = None
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
 
 def sweep_stale(base: Path) -> list[Path]:
@@ -149,26 +150,48 @@ def sweep_stale(base: Path) -> list[Path]:
     for candidate in base.iterdir():
         if candidate.is_symlink():
             continue
-        lock_path = candidate / "lock"
+        if not (candidate / "lock").is_file() or (candidate / "lock").is_symlink():
+            continue  # not one of ours, or a dir whose creator has not made its lock yet
+        lock = _dir_lock(candidate)
         try:
-            fd = os.open(lock_path, os.O_RDONLY | os.O_NOFOLLOW)
-        except OSError:
-            continue  # not one of ours, or a dir whose creator has not written its lock yet
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
+            lock.acquire(timeout=0)
+        except (Timeout, OSError):
             continue  # its owner is alive
         try:
-            if os.read(fd, 16) == _LIVE:
+            if _read_state(candidate) == _LIVE:
                 _kill_leftovers(candidate / "root")
                 with contextlib.suppress(OSError):
                     unmount_disk(candidate / "root")
                     remove_tree(candidate)
                     removed.append(candidate)
         finally:
-            os.close(fd)
+            lock.release()
     return removed
+
+
+def _dir_lock(env_dir: Path) -> FileLock:
+    """An environment dir's lock; not thread-local, since an environment starts and stops on different threads."""
+    return FileLock(env_dir / "lock", mode=0o600, thread_local=False)
+
+
+def _write_state(env_dir: Path, state: bytes) -> None:
+    fd = os.open(env_dir / "state", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    try:
+        os.write(fd, state)
+    finally:
+        os.close(fd)
+
+
+def _read_state(env_dir: Path) -> bytes | None:
+    """What `state` says (None: no state yet, or not a plain file)."""
+    try:
+        fd = os.open(env_dir / "state", os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, 16)
+    finally:
+        os.close(fd)
 
 
 def _kill_leftovers(root: Path) -> None:
