@@ -13,12 +13,13 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Sequence
-from statistics import NormalDist, fmean
+from statistics import fmean
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ptbench.frogs.metrics import pass_at_k
+from ptbench.intervals import wilson_bounds, z_of
 
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_RESAMPLES = 2000
@@ -76,13 +77,8 @@ def wilson(successes: int, trials: int, confidence: float = DEFAULT_CONFIDENCE) 
     """The Wilson score interval of a binomial rate (sensible at 0, at 1 and for small n)."""
     if trials <= 0 or not 0 <= successes <= trials:
         raise ValueError(f"need 0 <= successes <= trials and trials > 0, got {successes}/{trials}")
-    z = _z(confidence)
-    p = successes / trials
-    denominator = 1 + z * z / trials
-    centre = (p + z * z / (2 * trials)) / denominator
-    half = z / denominator * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials))
-    return Interval(estimate=p, low=max(0.0, centre - half), high=min(1.0, centre + half),
-                    confidence=confidence, method="wilson")
+    low, high = wilson_bounds(successes / trials, trials, confidence)
+    return Interval(estimate=successes / trials, low=low, high=high, confidence=confidence, method="wilson")
 
 
 BoardValue = Callable[[BoardOutcome], float]
@@ -92,7 +88,7 @@ BoardValue = Callable[[BoardOutcome], float]
 def normal_interval(estimate: float, standard_error: float, confidence: float = DEFAULT_CONFIDENCE, *,
                     method: str) -> Interval:
     """estimate +- z * standard error, clipped to [0, 1] (scores are rates or means of [0, 1] scores)."""
-    half = _z(confidence) * standard_error
+    half = z_of(confidence) * standard_error
     return Interval(estimate=estimate, low=max(0.0, estimate - half), high=min(1.0, estimate + half),
                     confidence=confidence, method=method)
 
@@ -139,8 +135,3 @@ def _bootstrap(values: Sequence[float], confidence: float, resamples: int, seed:
     return Interval(estimate=fmean(values), low=low, high=high, confidence=confidence,
                     method=f"bootstrap over {m} boards")
 
-
-def _z(confidence: float) -> float:
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    return NormalDist().inv_cdf(1 - (1 - confidence) / 2)

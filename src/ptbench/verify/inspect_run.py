@@ -57,7 +57,7 @@ def run_evaluation(request: EvalRequest, model_dir: Path, base_model: str, devic
     from inspect_ai import eval as inspect_eval
 
     import ptbench.verify.scripted  # noqa: F401  (registers the scripted/ judge provider)
-    from ptbench.verify.provider import PtbenchModelAPI, ptbench_model
+    from ptbench.verify.provider import ptbench_model
 
     task = request.benchmark.build_task(request.data_dir, request.limit, request.split, **request.task_opts)
     request.log_dir.mkdir(parents=True, exist_ok=True)
@@ -98,7 +98,7 @@ def run_evaluation(request: EvalRequest, model_dir: Path, base_model: str, devic
                     "epochs": task.epochs or 1},
         seconds=round(seconds, 3),
     )
-    failure = model.api.failure if isinstance(model.api, PtbenchModelAPI) else None
+    failure: Exception | None = getattr(model.api, "failure", None)  # our provider's (@modelapi hides its class)
     if failure is not None and is_device_failure(failure, device):
         raise as_device_failure(failure, "the model generated") from failure
     return EvalOutcome(record=record, summary=summary, max_tokens_override=request.max_tokens,
