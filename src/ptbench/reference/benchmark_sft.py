@@ -17,9 +17,8 @@ from ptbench.errors import UserError
 from ptbench.reference.benchmark_data import Pair, training_source
 from ptbench.reference.config import BenchmarkRecipe
 from ptbench.reference.deadline import Deadline
-from ptbench.reference.frogs_sft import Example
-from ptbench.reference.progress import RichSteps, progress_bar, without_log_printing
-from ptbench.reference.training import Policy, trl_args
+from ptbench.reference.sft import Example, train_sft
+from ptbench.reference.training import Policy
 
 
 def training_pairs(spec: TaskSpec, recipe: BenchmarkRecipe, data_dir: Path | None) -> list[Pair]:
@@ -35,22 +34,9 @@ def run_benchmark_sft(spec: TaskSpec, recipe: BenchmarkRecipe, policy: Policy, p
                       console: Console, deadline: Deadline) -> int:
     """SFT the policy on the benchmark's training pairs (stopped early by the deadline); returns the number of
     examples."""
-    from datasets import Dataset
-    from trl import SFTConfig, SFTTrainer
-
     examples: list[Example] = [{"prompt": policy.prompt([{"role": "user", "content": prompt}]),
                                 "completion": answer + policy.end_of_turn} for prompt, answer in pairs]
-    sft = recipe.sft
-    config = SFTConfig(**trl_args(
-        recipe, work, learning_rate=sft.learning_rate, per_device_train_batch_size=sft.batch_size,
-        gradient_accumulation_steps=sft.grad_accum, max_steps=sft.max_steps, max_length=sft.max_length,
-        warmup_steps=sft.warmup_ratio, lr_scheduler_type="cosine",
-    ))
-    with progress_bar(console) as progress:
-        trainer = SFTTrainer(model=policy.model, args=config, train_dataset=Dataset.from_list(examples),
-                             processing_class=policy.tokenizer,
-                             callbacks=[RichSteps(progress, f"SFT on {spec.benchmark} training data", sft.max_steps),
-                                        deadline.callback()])
-        without_log_printing(trainer).train()
+    train_sft(policy, recipe, examples, work, console, f"SFT on {spec.benchmark} training data", "cosine",
+              [deadline.callback()])
     console.print(f"trained on {len(examples)} {spec.benchmark} examples")
     return len(examples)

@@ -25,10 +25,9 @@ from ptbench.reference.config import FrogsRecipe
 from ptbench.reference.deadline import Deadline
 from ptbench.reference.dev_scores import DevEval
 from ptbench.reference.frogs_data import answer_text
-from ptbench.reference.progress import RichSteps, progress_bar, without_log_printing
-from ptbench.reference.training import ChatFormat, Policy, trl_args
+from ptbench.reference.sft import Example, train_sft
+from ptbench.reference.training import ChatFormat, Policy
 
-Example = dict[str, str]
 Puzzle = tuple[Board, tuple[Cell, ...]]
 """A board and its solution."""
 
@@ -87,22 +86,10 @@ def gate_note(recipe: FrogsRecipe, gate: SftGate, then: str) -> str:
 def run_sft(policy: Policy, recipe: FrogsRecipe, examples: list[Example], evaluate: Callable[[int], DevEval],
             work: Path, console: Console, deadline: Deadline) -> SftGate:
     """SFT until the parse gate (or `max_steps`, or the deadline); returns the gate with every evaluation it made."""
-    from datasets import Dataset
-    from trl import SFTConfig, SFTTrainer
-
     rows = list(examples)
     random.Random(recipe.seed).shuffle(rows)  # sizes and turns mixed
     sft = recipe.sft
     gate = SftGate(evaluate, sft.eval_every, sft.parse_gate, sft.signal_gate, recipe.curriculum[0].n)
-    config = SFTConfig(**trl_args(
-        recipe, work, learning_rate=sft.learning_rate, per_device_train_batch_size=sft.batch_size,
-        gradient_accumulation_steps=sft.grad_accum, max_steps=sft.max_steps, max_length=sft.max_length,
-        warmup_steps=sft.warmup_ratio, lr_scheduler_type="constant_with_warmup",
-    ))
-    with progress_bar(console) as progress:
-        trainer = SFTTrainer(model=policy.model, args=config, train_dataset=Dataset.from_list(rows),
-                             processing_class=policy.tokenizer,
-                             callbacks=[RichSteps(progress, "SFT (until the gate)", sft.max_steps),
-                                        deadline.callback(), gate])
-        without_log_printing(trainer).train()
+    train_sft(policy, recipe, rows, work, console, "SFT (until the gate)", "constant_with_warmup",
+              [deadline.callback(), gate])
     return gate

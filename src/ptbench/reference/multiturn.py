@@ -28,8 +28,9 @@ from ptbench.reference.config import FrogsRecipe, Stage
 from ptbench.reference.deadline import Deadline
 from ptbench.reference.dev_scores import Outcome, Player
 from ptbench.reference.frogs_grpo import clean_share, grpo_config
-from ptbench.reference.frogs_sft import Example, Puzzle
+from ptbench.reference.frogs_sft import Puzzle
 from ptbench.reference.progress import RichSteps, progress_bar, without_log_printing
+from ptbench.reference.sft import Example
 from ptbench.reference.training import ChatFormat, Policy
 
 

@@ -1,0 +1,36 @@
+"""The recipes' one SFT set-up: TRL's SFTTrainer on prompt/completion rows with the recipe's settings, progress shown
+as a rich bar, stopped early by the callbacks given (the deadline's, the frogs recipe's gate)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from ptbench.reference.config import BenchmarkRecipe, FrogsRecipe
+from ptbench.reference.progress import RichSteps, progress_bar, without_log_printing
+from ptbench.reference.training import Policy, trl_args
+
+Example = dict[str, str]
+"""A prompt/completion training row."""
+
+
+def train_sft(policy: Policy, recipe: FrogsRecipe | BenchmarkRecipe, rows: list[Example], work: Path,
+              console: Console, title: str, scheduler: str, callbacks: Sequence[Any] = ()) -> None:
+    """Train `policy` on `rows` for the recipe's SFT steps with the `scheduler` learning-rate schedule."""
+    from datasets import Dataset
+    from trl import SFTConfig, SFTTrainer
+
+    sft = recipe.sft
+    config = SFTConfig(**trl_args(
+        recipe, work, learning_rate=sft.learning_rate, per_device_train_batch_size=sft.batch_size,
+        gradient_accumulation_steps=sft.grad_accum, max_steps=sft.max_steps, max_length=sft.max_length,
+        warmup_steps=sft.warmup_ratio, lr_scheduler_type=scheduler,
+    ))
+    with progress_bar(console) as progress:
+        trainer = SFTTrainer(model=policy.model, args=config, train_dataset=Dataset.from_list(rows),
+                             processing_class=policy.tokenizer,
+                             callbacks=[RichSteps(progress, title, sft.max_steps), *callbacks])
+        without_log_printing(trainer).train()
