@@ -34,7 +34,7 @@ def bare_loop(model_dir: Path, prompts: list[str], boards: list, max_tokens: int
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from ptbench.frogs.scoring import score_answer
+    from ptbench.frogs.grading import score_answer
     from ptbench.models.templates import chat_template
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)

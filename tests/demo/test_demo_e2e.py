@@ -21,7 +21,7 @@ from rich.console import Console
 from ptbench.demo import DemoSummary, run_demo
 from ptbench.errors import UserError
 from ptbench.scoring.boards import read_boards
-from ptbench.scoring.model import ScoreFilters
+from ptbench.scoring.score_report import ScoreFilters
 from ptbench.scoring.scores import score_store
 from ptbench.verify.baseline import load_baselines
 

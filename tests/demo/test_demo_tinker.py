@@ -73,7 +73,7 @@ def test_the_sandboxes_reached_the_server_through_their_forwarded_port_only(tink
 
 
 def test_the_trials_tinker_compute_is_metered_stored_and_scored_apart_from_the_verifiers(tinker_demo) -> None:
-    from ptbench.scoring.model import ScoreFilters
+    from ptbench.scoring.score_report import ScoreFilters
     from ptbench.scoring.scores import score_store
     from ptbench.tinker_meter import JOB_METER_FILE, RELAY_FILE, RelayRecord, read_meter
 

@@ -159,7 +159,7 @@ def test_out_is_refused_unless_empty_or_a_report_with_force(report: tuple[Path, 
     from rich.console import Console
 
     from ptbench.errors import UserError
-    from ptbench.report.model import ReportFilters
+    from ptbench.report.manifest import ReportFilters
     from ptbench.report.write import report_store
 
     store, out = report

@@ -14,8 +14,8 @@ import pytest
 from rich.console import Console
 
 from ptbench.files import write_model_json
-from ptbench.scoring.model import ScoreFilters, ScoreReport
 from ptbench.scoring.output import MISSING, render, to_csv
+from ptbench.scoring.score_report import ScoreFilters, ScoreReport
 from ptbench.scoring.scores import score_store
 from ptbench.scoring.stats import wilson
 from ptbench.scoring.weights import PUBLISHED

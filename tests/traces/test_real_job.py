@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ptbench.traces.analyze import trace_store
-from ptbench.traces.model import TraceFilters
+from ptbench.traces.traces_report import TraceFilters
 
 TASK = Path(__file__).resolve().parents[1] / "fixtures" / "traces" / "logging_task"
 

@@ -11,8 +11,8 @@ import pytest
 from rich.console import Console
 
 from ptbench.traces.analyze import trace_store
-from ptbench.traces.model import TraceFilters, TracesReport, TrialTraces
 from ptbench.traces.output import render
+from ptbench.traces.traces_report import TraceFilters, TracesReport, TrialTraces
 
 from .trial_dirs import Call, Step, TrialDir, bash, write
 

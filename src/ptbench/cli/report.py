@@ -22,7 +22,7 @@ def report_command(
     force: Annotated[bool, typer.Option("--force", help="replace a previous report in --out")] = False,
 ) -> None:
     """Leaderboard, per-benchmark plots, time use, integrity, frogs per tier and a page per trial, as HTML."""
-    from ptbench.report.model import ReportFilters
+    from ptbench.report.manifest import ReportFilters
     from ptbench.report.write import report_store
 
     manifest = report_store(default_store(store), out, console(), ReportFilters(job=job, agent=agent, task=task),

@@ -25,8 +25,8 @@ def score_command(
     as_csv: Annotated[bool, typer.Option("--csv", help="print the result as one CSV table")] = False,
 ) -> None:
     """Scores per trial, per agent/benchmark/base model over seeds, PostTrainBench's weighted aggregate, baselines."""
-    from ptbench.scoring.model import ScoreFilters
     from ptbench.scoring.output import render, to_csv, to_json
+    from ptbench.scoring.score_report import ScoreFilters
     from ptbench.scoring.scores import score_store
 
     if as_json and as_csv:

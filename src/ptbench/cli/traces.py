@@ -18,8 +18,8 @@ def traces_command(
 ) -> None:
     """Trace analytics: each trial's timeline (training, evaluation, data, reading, waiting, ...) and habits."""
     from ptbench.traces.analyze import trace_store
-    from ptbench.traces.model import TraceFilters
     from ptbench.traces.output import render, to_json
+    from ptbench.traces.traces_report import TraceFilters
 
     report = trace_store(default_store(store), TraceFilters(job=job, agent=agent, task=task))
     if as_json:

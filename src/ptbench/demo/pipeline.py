@@ -89,7 +89,7 @@ def run_demo(console: Console, work_dir: Path, budget_minutes: float | None = No
     write_model_json(paths.summary, summary)
     console.print(render(summary))
     with clock.step("report"):
-        from ptbench.report.model import ReportFilters
+        from ptbench.report.manifest import ReportFilters
         from ptbench.report.write import report_store
 
         report_store(paths.store, paths.report, console, ReportFilters(job=paths.run))

@@ -29,11 +29,11 @@ Public API (everything else is internal):
 from ptbench.frogs.board import MAX_N, MIN_N, RULES, Board, Cell, Rules
 from ptbench.frogs.canonical import canonical_form, canonical_hash
 from ptbench.frogs.generator import GENERATOR_VERSION, Puzzle, generate_board
+from ptbench.frogs.grading import AnswerScore, score_answer
 from ptbench.frogs.metrics import BoardSamples, FrogsSummary, GroupSummary, pass_at_k, summarize
 from ptbench.frogs.parsers import ParsedAnswer, parse_lenient, parse_strict
 from ptbench.frogs.prompts import PROMPT_VERSION, render_grid, render_prompt
 from ptbench.frogs.records import BoardRecord, SetManifest, manifest_path, read_heldout, read_records, write_set
-from ptbench.frogs.scoring import AnswerScore, score_answer
 from ptbench.frogs.sets import build_heldout, generate_training_boards, in_heldout_space
 from ptbench.frogs.solver import SolveResult, count_solutions, solve
 from ptbench.frogs.tiers import HELDOUT_TIERS, TIER_SIZES, TIERS, Tier

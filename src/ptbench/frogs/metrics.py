@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ptbench.frogs.scoring import AnswerScore
+from ptbench.frogs.grading import AnswerScore
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:

@@ -9,15 +9,15 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ptbench.report.model import ReportFilters
-from ptbench.scoring.model import AgentAggregate, BaselineMode, CellScore, ScoreFilters, ScoreReport, TrialScore
+from ptbench.report.manifest import ReportFilters
 from ptbench.scoring.output import benchmark_columns, mode_label
+from ptbench.scoring.score_report import AgentAggregate, BaselineMode, CellScore, ScoreFilters, ScoreReport, TrialScore
 from ptbench.scoring.scores import score_store
 from ptbench.store.models import TrialRow
 from ptbench.store.queries import list_records
 from ptbench.store.schema import open_store
 from ptbench.traces.analyze import trace_store
-from ptbench.traces.model import TraceFilters, TracesReport, TrialTraces
+from ptbench.traces.traces_report import TraceFilters, TracesReport, TrialTraces
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ptbench.errors import first_line
 from ptbench.files import UnsafeFile, file_inside, read_untrusted, write_atomic
-from ptbench.report.model import EvidenceFile, EvidenceRole, SkippedFile
+from ptbench.report.manifest import EvidenceFile, EvidenceRole, SkippedFile
 from ptbench.store.models import TrialRow
 
 MAX_EVIDENCE_BYTES = 64 * 1024 * 1024

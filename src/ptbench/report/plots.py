@@ -11,9 +11,9 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ptbench.report.data import BenchmarkBars
-from ptbench.scoring.model import AgentSpend, CellScore, TrialScore
+from ptbench.scoring.score_report import AgentSpend, CellScore, TrialScore
 from ptbench.scoring.spend import spend_axis
-from ptbench.traces.model import ACTIVITIES, AgentTraces, TrialTraces
+from ptbench.traces.traces_report import ACTIVITIES, AgentTraces, TrialTraces
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -16,7 +16,7 @@ from ptbench.errors import UserError
 from ptbench.files import staged_dir, write_atomic, write_model_json
 from ptbench.report.data import ReportData, TrialView, assemble, benchmark_bars, leaderboard
 from ptbench.report.evidence import copy_evidence
-from ptbench.report.model import ReportFilters, ReportManifest, TrialPage
+from ptbench.report.manifest import ReportFilters, ReportManifest, TrialPage
 from ptbench.report.plots import (
     benchmark_figure,
     calibration_figure,

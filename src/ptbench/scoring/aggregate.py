@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 from statistics import fmean
 
 from ptbench.scoring.frogs import TierScores
-from ptbench.scoring.model import (
+from ptbench.scoring.score_report import (
     AgentAggregate,
     BaselineAggregate,
     BaselineScore,

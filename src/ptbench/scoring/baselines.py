@@ -8,7 +8,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import get_args
 
-from ptbench.scoring.model import BaselineMode, BaselineScore
+from ptbench.scoring.score_report import BaselineMode, BaselineScore
 from ptbench.scoring.weights import PUBLISHED, PublishedFigures
 
 MODES: tuple[BaselineMode, ...] = get_args(BaselineMode)

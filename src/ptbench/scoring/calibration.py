@@ -12,7 +12,7 @@ from statistics import fmean
 
 from ptbench.integrity.result import CheckResult
 from ptbench.integrity.tampering import OVERCLAIM
-from ptbench.scoring.model import AgentCalibration, SelfReport, TrialScore
+from ptbench.scoring.score_report import AgentCalibration, SelfReport, TrialScore
 from ptbench.scoring.stats import Interval, wilson
 from ptbench.verify.verdict import Verdict
 

@@ -11,7 +11,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ptbench.scoring.model import BaselineMode, BaselineScore, ScoreReport
+from ptbench.scoring.score_report import BaselineMode, BaselineScore, ScoreReport
 from ptbench.scoring.stats import Interval, MeanStd
 
 MISSING = "—"

@@ -10,7 +10,7 @@ from ptbench.errors import UserError
 from ptbench.scoring.aggregate import aggregates, baseline_aggregates, benchmark_scores, cells
 from ptbench.scoring.baselines import baseline_scores, measured_gaps, read_measured
 from ptbench.scoring.calibration import agent_calibration
-from ptbench.scoring.model import ScoreFilters, ScoreReport, TrialScore
+from ptbench.scoring.score_report import ScoreFilters, ScoreReport, TrialScore
 from ptbench.scoring.spend import agent_spend
 from ptbench.scoring.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES
 from ptbench.scoring.trials import score_trial, spec_of

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal
 
-from ptbench.scoring.model import AgentAggregate, AgentSpend, Spend, TrialScore
+from ptbench.scoring.score_report import AgentAggregate, AgentSpend, Spend, TrialScore
 from ptbench.store.models import TrialRecord
 from ptbench.tinker_meter import SessionCompute
 

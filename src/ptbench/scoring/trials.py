@@ -16,7 +16,7 @@ from ptbench.scoring.baselines import Measured, base_score
 from ptbench.scoring.boards import read_boards
 from ptbench.scoring.calibration import self_report
 from ptbench.scoring.frogs import ALL_TIERS, TierScores, tier_scores
-from ptbench.scoring.model import Integrity, Rule, TrialScore
+from ptbench.scoring.score_report import Integrity, Rule, TrialScore
 from ptbench.scoring.spend import trial_spend
 from ptbench.scoring.stats import Interval, normal_interval
 from ptbench.store.models import TrialRecord, TrialRow

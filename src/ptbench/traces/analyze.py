@@ -15,7 +15,9 @@ from ptbench.store.schema import open_store
 from ptbench.traces.classify import Classifier
 from ptbench.traces.events import TraceUnreadable, seconds_since
 from ptbench.traces.indicators import HABITS, indicators, training_methods
-from ptbench.traces.model import (
+from ptbench.traces.source import read_trace, trace_file
+from ptbench.traces.timeline import activity_times, timeline
+from ptbench.traces.traces_report import (
     ACTIVITIES,
     ActivitySummary,
     AgentTraces,
@@ -24,8 +26,6 @@ from ptbench.traces.model import (
     TracesReport,
     TrialTraces,
 )
-from ptbench.traces.source import read_trace, trace_file
-from ptbench.traces.timeline import activity_times, timeline
 
 
 def trace_store(store: Path, filters: TraceFilters) -> TracesReport:

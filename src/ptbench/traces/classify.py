@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from ptbench.traces.events import MAX_TEXT_CHARS, Event
-from ptbench.traces.model import Activity
+from ptbench.traces.traces_report import Activity
 
 PRIORITY: tuple[Activity, ...] = ("training", "evaluation", "waiting", "data", "coding", "reading", "other", "idle")
 """A command with several parts counts as the first of these that any part is (its time goes mostly there)."""

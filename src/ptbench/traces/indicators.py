@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 
 from ptbench.traces.classify import DEV_EVALUATION, RAW_OUTPUTS, TIMER, UNRECOGNISED_LINE, Classification
 from ptbench.traces.events import Event
-from ptbench.traces.model import ActivityTime, Indicator, IndicatorKind, Segment
+from ptbench.traces.traces_report import ActivityTime, Indicator, IndicatorKind, Segment
 
 HABITS: dict[str, tuple[IndicatorKind, str, str]] = {  # name: kind, column label, the habit
     "budget_used": (

@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ptbench.traces.indicators import HABITS
-from ptbench.traces.model import ACTIVITIES, IndicatorSummary, TracesReport
+from ptbench.traces.traces_report import ACTIVITIES, IndicatorSummary, TracesReport
 
 
 def to_json(report: TracesReport) -> str:

@@ -13,7 +13,7 @@ from ptbench.store.models import TrialRow
 from ptbench.traces.agent_log import log_events
 from ptbench.traces.atif import trajectory_events
 from ptbench.traces.events import Event, TraceUnreadable
-from ptbench.traces.model import Source
+from ptbench.traces.traces_report import Source
 
 MAX_TRAJECTORY_BYTES = 32 * 1024 * 1024
 MAX_LOG_BYTES = 8 * 1024 * 1024

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from ptbench.traces.classify import PRIORITY, Classification
 from ptbench.traces.events import Event
-from ptbench.traces.model import ACTIVITIES, ActivityTime, Segment
+from ptbench.traces.traces_report import ACTIVITIES, ActivityTime, Segment
 
 UNCOVERED = "no event covers this time"
 LAUNCHES = ("training", "evaluation", "data")

@@ -17,8 +17,8 @@ from inspect_ai.solver import TaskState, generate
 from ptbench.benchmarks.definition import Generation
 from ptbench.benchmarks.frogs_common import board_of, board_records, board_sample, frogs_metrics, frogs_task
 from ptbench.frogs.board import Rules
+from ptbench.frogs.grading import score_answer
 from ptbench.frogs.prompts import render_prompt
-from ptbench.frogs.scoring import score_answer
 from ptbench.frogs.tiers import Tier
 
 _ANSWER_KEPT = 2000  # characters of an answer kept in the score (the full text is in the transcript)
