@@ -10,6 +10,7 @@ demo: setup
 test: setup
 	.venv/bin/ruff check src tests bench
 	.venv/bin/mypy
+	.venv/bin/lint-imports --no-cache
 	.venv/bin/python -m pytest -q tests
 
 bench:

@@ -93,9 +93,9 @@ def per_kind(seeds: int) -> Table:
     """The selftest's cases by kind: caught, false flags, incomplete verdicts."""
     from collections import defaultdict
 
-    from ptbench.integrity.cheats import CHEATS
-    from ptbench.integrity.cheats_logs import LOG_CASES
-    from ptbench.integrity.selftest import run_selftest
+    from ptbench.selftest.cheats import CHEATS
+    from ptbench.selftest.cheats_logs import LOG_CASES
+    from ptbench.selftest.quick import run_selftest
 
     started = time.perf_counter()
     report = run_selftest(FIXTURES, seeds=seeds)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ptbench.integrity.cheats_logs import LOG_CASES
-from ptbench.integrity.selftest import SelftestReport
+from ptbench.selftest.cheats_logs import LOG_CASES
+from ptbench.selftest.quick import SelftestReport
 
 DATA = Path(__file__).resolve().parents[1] / "fixtures" / "benchmarks"
 EXPECTED = {

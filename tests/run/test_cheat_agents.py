@@ -7,7 +7,7 @@ from pathlib import Path
 
 from run_helpers import place, query
 
-from ptbench.integrity.selftest import SelftestReport
+from ptbench.selftest.quick import SelftestReport
 
 CHEATS = {  # one per way a cheat reaches the verifier: a workspace file, a command in the trace, the submission
     "overclaims": ("overclaims in results.json", "tampering-overclaim"),
@@ -28,5 +28,5 @@ def test_cheat_agents_in_real_trials_are_each_caught_and_scored_as_the_base(tmp_
     rows = query(spot.store, "SELECT agent, status, scored, verifier_reason FROM trials")
     assert len(rows) == 3
     for agent, status, scored, reason in rows:  # a flagged trial scores the base model, and says why
-        assert agent.startswith("ptbench.integrity.cheat_agents:") and (status, scored) == ("ok", "base")
+        assert agent.startswith("ptbench.selftest.cheat_agents:") and (status, scored) == ("ok", "base")
         assert "integrity:" in reason

@@ -16,7 +16,7 @@ import pytest
 
 from ptbench.catalog.spec import TaskSpec
 from ptbench.catalog.tasks import catalog
-from ptbench.run.export import VerifierFailure
+from ptbench.trialdir.verifier_failure import VerifierFailure
 
 HELDOUT_SEED = "1234"
 

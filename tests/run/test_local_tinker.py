@@ -12,8 +12,8 @@ from harbor.models.trial.config import EnvironmentConfig, TaskConfig
 
 from ptbench.catalog.tasks import get_task
 from ptbench.errors import UserError
-from ptbench.run.labels import LOCAL_ENVIRONMENT
 from ptbench.run.local_tinker import LOCAL_KEY, LOG_FILE, local_port, served_models, serving, with_tinker
+from ptbench.trialdir.labels import LOCAL_ENVIRONMENT
 
 LOCAL = EnvironmentConfig(import_path=LOCAL_ENVIRONMENT, kwargs={"forward_ports": [9]}, env={"A": "1"})
 

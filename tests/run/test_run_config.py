@@ -12,7 +12,8 @@ from harbor.job_plan import JobPlan
 from ptbench.catalog.tasks import get_task
 from ptbench.errors import UserError
 from ptbench.run import jobs
-from ptbench.run.agents import resolve_agent, seed_of
+from ptbench.run.agents import resolve_agent
+from ptbench.trialdir.labels import seed_of
 
 RUN_TASKS = Path(__file__).resolve().parent.parent / "fixtures" / "run_tasks"
 
@@ -53,7 +54,7 @@ def test_environments():
 def test_every_import_path_of_the_local_environment_is_the_local_environment():
     """README and Harbor configs name `ptbench.harbor.local:...`, `--env local` names `ptbench.sandbox.local:...`:
     one environment, one label, the same local treatment (preflight, tiny-model bind, forwarded ports)."""
-    from ptbench.run.labels import environment_label
+    from ptbench.trialdir.labels import environment_label
 
     for path in ("ptbench.harbor.local:LocalEnvironment", "ptbench.sandbox.local:LocalEnvironment"):
         config = jobs.resolve_environment(path)

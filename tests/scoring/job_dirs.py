@@ -75,7 +75,7 @@ def _write_trial(root: Path, trial_dir: Path, job_id: uuid.UUID, trial: Trial) -
     from harbor.models.trial.result import AgentInfo, ExceptionInfo, TimingInfo, TrialResult
     from harbor.models.verifier.result import VerifierResult
 
-    from ptbench.run.agents import SEED_ENV
+    from ptbench.trialdir.labels import SEED_ENV
 
     (trial_dir / "verifier").mkdir(parents=True)
     config = TrialConfig(task=TaskConfig(path=_task_dir(root, trial)), trial_name=trial_dir.name,
@@ -91,7 +91,7 @@ def _write_trial(root: Path, trial_dir: Path, job_id: uuid.UUID, trial: Trial) -
         rewards = {"reward": trial.reward, **({"stderr": trial.stderr} if trial.stderr is not None else {})}
         _write_verdict(trial_dir / "verifier", trial)
     elif trial.outcome == "verifier-error":
-        from ptbench.run.export import VerifierFailure
+        from ptbench.trialdir.verifier_failure import VerifierFailure
 
         rewards = {"reward": 0.0}  # test.sh's stand-in
         (trial_dir / "verifier" / "details.json").write_text(

@@ -32,7 +32,7 @@ def selftest_command(
     from rich.table import Table
 
     from ptbench.errors import UserError
-    from ptbench.integrity.selftest import run_selftest
+    from ptbench.selftest.quick import run_selftest
 
     if data_dir is not None and not data_dir.is_dir():
         raise UserError(f"--data-dir is not a directory: {data_dir}")
@@ -44,7 +44,7 @@ def selftest_command(
         from ptbench.run.launch import quiet_harbor
 
         quiet_harbor()
-        from ptbench.integrity.selftest_harbor import run_harbor_selftest
+        from ptbench.selftest.trials import run_harbor_selftest
 
         report = run_harbor_selftest(data_dir, seeds, cheat or [], default_store(store), concurrency)
     if json_out:

@@ -18,9 +18,9 @@ from rich.live import Live
 
 from ptbench.demo.config import DemoPaths
 from ptbench.demo.watch import TrialWatch
-from ptbench.run.labels import LOCAL_ENVIRONMENT
 from ptbench.sandbox.roots import base_dir
 from ptbench.settings import settings
+from ptbench.trialdir.labels import LOCAL_ENVIRONMENT
 
 REFERENCE_AGENT = "reference"
 

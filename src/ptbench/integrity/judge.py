@@ -109,8 +109,6 @@ def _prompt(benchmark: str, excerpt: str) -> str:
 async def _ask(model_name: str, prompt: str) -> str:
     from inspect_ai.model import GenerateConfig, get_model
 
-    import ptbench.verify.scripted  # noqa: F401  (registers the scripted/ provider)
-
     model = get_model(model_name, config=GenerateConfig(temperature=0.0, max_tokens=800))
     return (await model.generate(prompt)).completion
 

@@ -16,13 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ptbench.agents.clis import cli_of
 from ptbench.errors import UserError, first_line
-from ptbench.settings import env_name
-
-REFERENCE = "reference"
-"""Our name for the task's own solution (solution/solve.sh), which Harbor runs as its `oracle` agent."""
-
-SEED_ENV = env_name("seed")
-"""Environment variable carrying a trial's seed index; it also makes each seed's trial config distinct."""
+from ptbench.trialdir.labels import REFERENCE, SEED_ENV
 
 
 def resolve_agent(spec: str) -> AgentConfig:
@@ -100,16 +94,3 @@ def with_seed(agent: AgentConfig, seed: int) -> AgentConfig:
     return agent.model_copy(update={"env": {**agent.env, SEED_ENV: str(seed)}}, deep=True)
 
 
-def seed_of(agent: AgentConfig) -> int | None:
-    """The seed index a trial's agent config was tagged with, if any."""
-    value = agent.env.get(SEED_ENV, "")
-    return int(value) if value.isdecimal() else None
-
-
-def agent_label(agent: AgentConfig) -> str:
-    """How an agent is named in the store and in progress: `reference` for Harbor's oracle, else the Harbor name (also
-    for ptbench's subclasses of Harbor's agent classes) or the import path."""
-    if agent.name == "oracle":
-        return REFERENCE
-    cli = cli_of(agent.name, agent.import_path)
-    return agent.name or (cli.name if cli else agent.import_path) or "unknown"

@@ -21,9 +21,6 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict
 
 from ptbench import __version__
 from ptbench.benchmarks.registry import BENCHMARKS
@@ -56,19 +53,6 @@ TINKER_ENV = ("TINKER_API_KEY", "TINKER_BASE_URL")
 (`ptbench run` sets both for its local mode), its address; empty = the real service."""
 """Passed with the judge-model choices to the verifier (empty when unset): the benchmark's judges where it has any,
 the integrity checks' optional judge everywhere."""
-
-
-class VerifierFailure(BaseModel):
-    """details.json as test.sh writes it when `ptbench verify` is missing or fails (reward.json: reward 0).
-
-    Otherwise details.json is the verifier's Verdict; this one is told apart by `status`.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    schema_version: Literal[1] = 1
-    status: Literal["verifier-error"] = "verifier-error"
-    reason: str
 
 
 def export_task(spec: TaskSpec, out: Path, *, heldout_seed: int | None = None, replace: bool = False,

@@ -24,10 +24,10 @@ from ptbench.files import write_atomic
 from ptbench.models.registry import get_base_model
 from ptbench.paths import cache_dir
 from ptbench.run.agents import AgentSettings, loopback_ports, resolve_agent, with_seed, with_settings
-from ptbench.run.labels import LOCAL_ENVIRONMENT, names_local_environment
 from ptbench.run.local_tinker import TinkerMode, with_tinker
 from ptbench.settings import env_name
 from ptbench.store.ingest import read_job
+from ptbench.trialdir.labels import LOCAL_ENVIRONMENT, names_local_environment
 
 CANCELLED = "CancelledError"
 

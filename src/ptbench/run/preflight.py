@@ -22,9 +22,8 @@ from harbor.models.trial.config import AgentConfig
 from harbor.trial.trial import Trial
 
 from ptbench.errors import UserError, first_line
-from ptbench.run.agents import SEED_ENV, agent_label
 from ptbench.run.jobs import is_local
-from ptbench.run.labels import environment_label
+from ptbench.trialdir.labels import SEED_ENV, agent_label, environment_label
 
 
 async def preflight(config: JobConfig) -> None:

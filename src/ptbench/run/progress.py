@@ -18,9 +18,9 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ptbench.run.agents import agent_label, seed_of
 from ptbench.store.ingest import classify
 from ptbench.store.models import REWARD, TrialRecord
+from ptbench.trialdir.labels import agent_label, seed_of
 
 MAX_RUNNING_SHOWN = 8
 

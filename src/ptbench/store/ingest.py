@@ -19,9 +19,6 @@ from pydantic import BaseModel, ValidationError
 from ptbench.catalog.spec import TaskSpec
 from ptbench.errors import UserError, first_line, validation_line
 from ptbench.files import UnsafeFile, file_inside, read_untrusted_text
-from ptbench.run.agents import agent_label, seed_of
-from ptbench.run.export import VerifierFailure
-from ptbench.run.labels import environment_label
 from ptbench.store.models import (
     PHASES,
     REWARD,
@@ -38,6 +35,8 @@ from ptbench.store.models import (
 from ptbench.store.schema import open_store
 from ptbench.store.writer import SaveStats, save_job
 from ptbench.tinker_meter import JOB_METER_FILE, MeterFile, SessionCompute, read_meter, trial_compute
+from ptbench.trialdir.labels import agent_label, environment_label, seed_of
+from ptbench.trialdir.verifier_failure import VerifierFailure
 from ptbench.verify.verdict import Verdict
 
 MAX_JSON_BYTES = 64 * 1024 * 1024

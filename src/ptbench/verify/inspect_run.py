@@ -56,7 +56,6 @@ def run_evaluation(request: EvalRequest, model_dir: Path, base_model: str, devic
     """Evaluate `backend` (loaded from model_dir) on the request's split; the log lands in request.log_dir."""
     from inspect_ai import eval as inspect_eval
 
-    import ptbench.verify.scripted  # noqa: F401  (registers the scripted/ judge provider)
     from ptbench.verify.provider import ptbench_model
 
     task = request.benchmark.build_task(request.data_dir, request.limit, request.split, **request.task_opts)

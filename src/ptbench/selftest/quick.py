@@ -23,8 +23,6 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ptbench.catalog.tasks import get_task
-from ptbench.integrity.cheats import HONEST_CLAIM, Cheat, chosen_cheats, test_split_dir
-from ptbench.integrity.cheats_logs import LOG_CASES, TRAJECTORY, apply_log_case
 from ptbench.integrity.contamination_files import NAME as FILES
 from ptbench.integrity.contamination_files import check_files
 from ptbench.integrity.forbidden import NAME as READS
@@ -36,6 +34,8 @@ from ptbench.integrity.provenance import check_provenance, load_weights
 from ptbench.integrity.result import CheckResult
 from ptbench.integrity.tampering import check_overclaim, check_protected
 from ptbench.models.tiny_instruct import ensure_tiny_instruct
+from ptbench.selftest.cheats import HONEST_CLAIM, Cheat, chosen_cheats, test_split_dir
+from ptbench.selftest.cheats_logs import LOG_CASES, TRAJECTORY, apply_log_case
 
 VERIFIED = (HONEST_CLAIM, 100)
 """The verified score and sample count every case's self-report is compared with."""

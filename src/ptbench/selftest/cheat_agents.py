@@ -3,7 +3,7 @@
 An agent first submits a copy of the tiny base model (a valid submission, so the verifier scores it and runs every
 check), then does its cheat: writes its files into the workspace, runs its commands there (each logged, with its
 output, in the agent's logs, which the verifier reads as the trace), uploads its own submission. Use one by import
-path: `ptbench run --agent ptbench.integrity.cheat_agents:SubmitsSibling --task humaneval-tiny`. The GSM8K cheat
+path: `ptbench run --agent ptbench.selftest.cheat_agents:SubmitsSibling --task humaneval-tiny`. The GSM8K cheat
 reads GSM8K's test split from the `data_dir` setting (`--agent-kwarg data_dir=DIR`), as a cheat with hub access
 would download it.
 """
@@ -18,7 +18,7 @@ from harbor.agents.base import BaseAgent
 from harbor.environments.base import BaseEnvironment
 from harbor.models.agent.context import AgentContext
 
-from ptbench.integrity.cheats import CHEATS_BY_KEY, Cheat
+from ptbench.selftest.cheats import CHEATS_BY_KEY, Cheat
 
 WORKSPACE = "/app"
 LOG_FILE = "cheat.txt"
@@ -128,4 +128,4 @@ class ReadsVerifierFiles(CheatAgent):
 AGENTS: dict[str, type[CheatAgent]] = {agent.CHEAT: agent for agent in (
     GsmTestVerbatim, TrainedOnTests, HardCodedSolutions, RenamedFunctions, SubmitsSibling, EditsProtected,
     Overclaims, ReadsVerifierFiles)}
-"""Cheat key -> its agent class (import path: ptbench.integrity.cheat_agents:<class name>)."""
+"""Cheat key -> its agent class (import path: ptbench.selftest.cheat_agents:<class name>)."""

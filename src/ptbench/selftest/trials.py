@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 from typing import Literal
 
-from ptbench.integrity.cheat_agents import AGENTS
-from ptbench.integrity.cheats import chosen_cheats, test_split_dir
 from ptbench.integrity.result import CheckResult
-from ptbench.integrity.selftest import CaseRow, SelftestReport, report_of, row_of
+from ptbench.selftest.cheat_agents import AGENTS
+from ptbench.selftest.cheats import chosen_cheats, test_split_dir
+from ptbench.selftest.quick import CaseRow, SelftestReport, report_of, row_of
 
 HONEST_TASK = "humaneval-tiny"
 TASKS = {"humaneval": "humaneval-tiny", "gsm8k": "gsm8k-tiny"}
