@@ -1,6 +1,8 @@
-"""The fake API's HTTP server on 127.0.0.1: POST .../responses (streamed or not), POST .../chat/completions, GET
-.../models; each answer is the script's next step for that request's conversation. Every request body is kept
-(`FakeApi.requests`) so a test can see what the agent sent."""
+"""The fake API's HTTP server on 127.0.0.1, in the wire format each agent speaks: OpenAI's POST .../responses and
+.../chat/completions, Anthropic's POST .../messages (and .../messages/count_tokens), Google's POST
+.../models/MODEL:generateContent, :streamGenerateContent and :countTokens; GET .../models. Each answer is the script's
+next step for that request's conversation; a request it does not serve is a 4xx naming what was asked. Every request
+body is kept (`FakeApi.requests`) so a test can see what the agent sent."""
 
 from __future__ import annotations
 
@@ -10,8 +12,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-from ptbench.agents.fake_api import wire
+from ptbench.agents.fake_api import anthropic_wire, google_wire, wire
 from ptbench.agents.fake_api.script import FakeApiScript
+from ptbench.agents.fake_api.tools import NoTool
 from ptbench.errors import UserError
 
 MAX_BODY = 64 << 20
@@ -51,8 +54,8 @@ class FakeApi:
 def serve_forever(script: FakeApiScript, port: int) -> None:
     """`ptbench agents fake-api`: print the base URLs, then serve until Ctrl-C."""
     api = FakeApi(script, port)
-    print(f"fake API on http://127.0.0.1:{api.port}/v1 (Responses and Chat Completions), {len(script.steps)} steps",
-          flush=True)
+    print(f"fake API on http://127.0.0.1:{api.port} (OpenAI /v1/responses and /v1/chat/completions, Anthropic "
+          f"/v1/messages, Google /v1beta/models/M:generateContent), {len(script.steps)} steps", flush=True)
     try:
         api.serve_forever()
     except KeyboardInterrupt:
@@ -86,21 +89,55 @@ def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
             path = self.path.split("?")[0].rstrip("/")
             api.requests.append((path, body))
             model = str(body.get("model") or api.script.model)
+            try:
+                self._answer(path, body, model)
+            except NoTool as exc:
+                self._json(400, {"error": {"message": f"{path}: the script's step cannot be sent: {exc}"}})
+
+        def _answer(self, path: str, body: dict[str, Any], model: str) -> None:
+            stream = bool(body.get("stream"))
             if path.endswith("/responses"):
                 step = api.script.step(wire.responses_turns(body))
-                if body.get("stream"):
+                if stream:
                     self._stream([(event["type"], event) for event in wire.responses_events(step, body, model)])
                 else:
-                    done = list(wire.responses_events(step, body, model))[-1]
-                    self._json(200, done["response"])
+                    self._json(200, list(wire.responses_events(step, body, model))[-1]["response"])
             elif path.endswith("/chat/completions"):
-                text = wire.terminus_text(api.script.step(wire.chat_turns(body)))
-                if body.get("stream"):
-                    self._stream([(None, chunk) for chunk in wire.chat_chunks(text, model)], done_marker=True)
+                step = api.script.step(wire.chat_turns(body))
+                if body.get("tools"):
+                    chunks, whole = wire.chat_tool_chunks(step, body, model), wire.chat_tool_answer(step, body, model)
                 else:
-                    self._json(200, wire.chat_completion(text, model))
+                    text = wire.terminus_text(step)
+                    chunks, whole = wire.chat_chunks(text, model), wire.chat_completion(text, model)
+                if stream:
+                    self._stream([(None, chunk) for chunk in chunks], done_marker=True)
+                else:
+                    self._json(200, whole)
+            elif path.endswith("/messages/count_tokens"):
+                self._json(200, {"input_tokens": anthropic_wire.INPUT_TOKENS})
+            elif path.endswith("/messages"):
+                step = api.script.step(anthropic_wire.turns(body))
+                if stream:
+                    self._stream(list(anthropic_wire.events(step, body, model)))
+                else:
+                    self._json(200, anthropic_wire.message(step, body, model))
+            elif ":" in path.rsplit("/", 1)[-1]:
+                self._google(path, body)
             else:
                 self._json(404, {"error": {"message": f"no such path {self.path}"}})
+
+        def _google(self, path: str, body: dict[str, Any]) -> None:
+            model, _, method = path.rsplit("/", 1)[-1].partition(":")
+            if method == "countTokens":
+                self._json(200, {"totalTokens": google_wire.USAGE["promptTokenCount"]})
+            elif method in ("generateContent", "streamGenerateContent"):
+                answer = google_wire.response(api.script.step(google_wire.turns(body)), body, model)
+                if method == "streamGenerateContent":
+                    self._stream([(None, answer)])
+                else:
+                    self._json(200, answer)
+            else:
+                self._json(404, {"error": {"message": f"no such method {method!r} in {self.path}"}})
 
         def _json(self, status: int, payload: dict[str, Any]) -> None:
             data = json.dumps(payload).encode()

@@ -1,6 +1,7 @@
-"""The fake API's wire formats: a script step as an OpenAI Responses stream (what Codex speaks) or a Chat Completions
-answer whose text is Terminus-2's JSON (what Harbor's terminus-2 parses), plus how many assistant turns a request's
-conversation already holds."""
+"""The fake API's OpenAI wire formats: a script step as a Responses stream (what Codex speaks), a Chat Completions
+answer calling the request's own tool (OpenCode and other OpenAI-compatible agents), or, for a request without tools,
+a Chat Completions answer whose text is Terminus-2's JSON (what Harbor's terminus-2 parses); plus how many assistant
+turns a request's conversation already holds. Anthropic's and Google's formats have modules of their own."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 from uuid import uuid4
 
 from ptbench.agents.fake_api.script import Step
+from ptbench.agents.fake_api.tools import Tool, tool_call
 
 USAGE = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
          "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}
@@ -89,4 +91,51 @@ def chat_chunks(text: str, model: str) -> Iterator[dict[str, Any]]:
             "model": model}
     yield {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": None}]}
     yield {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+           "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+
+
+def chat_tools(body: dict[str, Any]) -> list[Tool]:
+    """A Chat Completions request's function tools."""
+    return [Tool(str(t["function"]["name"]), t["function"].get("parameters") or {}) for t in body.get("tools") or []
+            if isinstance(t, dict) and isinstance(t.get("function"), dict)
+            and isinstance(t["function"].get("name"), str)]
+
+
+def chat_tool_message(step: Step, body: dict[str, Any]) -> dict[str, Any]:
+    """A step as a Chat Completions assistant message for an agent with tools: a call of its own tool, or text."""
+    if step.say is not None:
+        return {"role": "assistant", "content": step.say}
+    name, arguments = tool_call(step, chat_tools(body))
+    return {"role": "assistant", "content": None, "tool_calls": [
+        {"id": f"call_{uuid4().hex[:24]}", "type": "function",
+         "function": {"name": name, "arguments": json.dumps(arguments)}}]}
+
+
+def chat_tool_answer(step: Step, body: dict[str, Any], model: str) -> dict[str, Any]:
+    """The whole answer with tools."""
+    message = chat_tool_message(step, body)
+    return {"id": f"chatcmpl-{uuid4().hex}", "object": "chat.completion", "created": int(time.time()), "model": model,
+            "choices": [{"index": 0, "message": message,
+                         "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+
+
+def chat_tool_chunks(step: Step, body: dict[str, Any], model: str) -> Iterator[dict[str, Any]]:
+    """The answer with tools as stream chunks (a tool call's arguments in their own delta, as OpenAI streams them)."""
+    message = chat_tool_message(step, body)
+    base = {"id": f"chatcmpl-{uuid4().hex}", "object": "chat.completion.chunk", "created": int(time.time()),
+            "model": model}
+    calls = message.get("tool_calls")
+    if calls:
+        call = calls[0]
+        head = {"index": 0, "id": call["id"], "type": "function",
+                "function": {"name": call["function"]["name"], "arguments": ""}}
+        yield {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [head]},
+                                    "finish_reason": None}]}
+        yield {**base, "choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": 0, "function": {"arguments": call["function"]["arguments"]}}]}, "finish_reason": None}]}
+    else:
+        yield {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": message["content"]},
+                                    "finish_reason": None}]}
+    yield {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls" if calls else "stop"}],
            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
