@@ -30,7 +30,7 @@ def tools_of(body: dict[str, Any]) -> list[Tool]:
             continue
         for declaration in group.get("functionDeclarations") or group.get("function_declarations") or []:
             if isinstance(declaration, dict) and isinstance(declaration.get("name"), str):
-                schema = next((declaration[key] for key in _SCHEMA_KEYS if declaration.get(key)), {})
+                schema: Any = next((declaration[key] for key in _SCHEMA_KEYS if declaration.get(key)), {})
                 found.append(Tool(declaration["name"], schema if isinstance(schema, dict) else {}))
     return found
 

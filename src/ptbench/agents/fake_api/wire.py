@@ -44,14 +44,22 @@ def responses_item(step: Step, body: dict[str, Any]) -> dict[str, Any]:
     command = step.shell_command() or ""
     tools = {tool.get("name") for tool in body.get("tools") or [] if isinstance(tool, dict)}
     arguments: dict[str, Any]
-    if "exec_command" in tools:
+    if "exec_command" in tools:  # Codex's shell tools, each with its own argument
         name, arguments = "exec_command", {"cmd": command}
     elif "shell_command" in tools:
         name, arguments = "shell_command", {"command": command}
-    else:
+    elif "shell" in tools:
         name, arguments = "shell", {"command": ["bash", "-lc", command]}
+    else:  # any other agent (OpenCode's bash, write, ...): its own function tools
+        name, arguments = tool_call(step, responses_tools(body))
     return {"type": "function_call", "id": f"fc_{uuid4().hex}", "call_id": f"call_{uuid4().hex}", "name": name,
             "arguments": json.dumps(arguments), "status": "completed"}
+
+
+def responses_tools(body: dict[str, Any]) -> list[Tool]:
+    """A Responses request's function tools."""
+    return [Tool(str(t["name"]), t.get("parameters") or {}) for t in body.get("tools") or []
+            if isinstance(t, dict) and t.get("type") == "function" and isinstance(t.get("name"), str)]
 
 
 def responses_events(step: Step, body: dict[str, Any], model: str) -> Iterator[dict[str, Any]]:
