@@ -4,21 +4,17 @@ sandbox reaches the API through its forwarded port; each trial must end verified
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from harbor.models.trajectories import Trajectory
-from harbor.models.trial.config import TaskConfig
 
 from ptbench.agents.fake_api.script import FakeApiScript, Step
 from ptbench.agents.fake_api.server import FakeApi
 from ptbench.run.agents import AgentSettings
-from ptbench.run.jobs import build_job_config, create_job, resolve_environment
-from ptbench.run.preflight import preflight
-from ptbench.store.ingest import ingest
+
+from .trials import run_agent
 
 BOARDS, K, HELDOUT_SEED = 4, 2, 4321
 SCRIPT = FakeApiScript(steps=[
@@ -36,26 +32,6 @@ def task(tmp_path_factory, tiny_dir) -> Path:
 
     spec = DemoConfig(heldout_boards=BOARDS, samples_per_board=K).spec()
     return export_task(spec, tmp_path_factory.mktemp("tasks"), heldout_seed=HELDOUT_SEED)
-
-
-def run_agent(base: Path, task: Path, agent: str, settings: AgentSettings, api: FakeApi) -> SimpleNamespace:
-    """One trial of `agent` through ptbench's job builder, preflight and Harbor's Job; ingested into a store."""
-    environment = resolve_environment("local")
-    environment = environment.model_copy(update={"kwargs": {"sandbox_dir": str(base / "sandboxes")},
-                                                  "env": {"PTBENCH_VERIFY_MAX_TOKENS": "64"}})
-    config = build_job_config(job_name="job", jobs_dir=base / "jobs", tasks=[TaskConfig(path=task)], agents=[agent],
-                              seeds=1, environment=environment, concurrency=1, settings=settings)
-
-    async def main() -> None:
-        await preflight(config)
-        job = await create_job(config)
-        await job.run()
-
-    asyncio.run(main())
-    record, _ = ingest(base / "jobs" / "job", base / "results.sqlite")
-    (trial,) = [r.trial for r in record.trials]
-    return SimpleNamespace(trial=trial, config=config, requests=list(api.requests),
-                           trial_dir=base / "jobs" / "job" / trial.trial_name)
 
 
 @pytest.fixture(scope="module")
