@@ -14,6 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from ptbench.agents.clis import AGENT_CLIS
 from ptbench.agents.fake_api.script import FakeApiScript, Step
 from ptbench.agents.fake_api.server import FakeApi
 from ptbench.run.agents import AgentSettings
@@ -51,14 +52,6 @@ FORBIDDEN = FakeApiScript(steps=[
     Step(run="ptbench models tiny --out /app/final_model"),
     Step(say="Submitted."),
 ])
-AGENTS = {  # agent spec, the variables its users set (the fake API's address in place of the vendor's)
-    "claude-code": ("claude-code@claude-sonnet-4-5", lambda url: {"ANTHROPIC_API_KEY": "sk-ant-offline",
-                                                                  "ANTHROPIC_BASE_URL": url}),
-    "gemini-cli": ("gemini-cli@google/gemini-2.5-pro", lambda url: {"GEMINI_API_KEY": "offline",
-                                                                    "GOOGLE_GEMINI_BASE_URL": url}),
-    "opencode": ("opencode@openai/gpt-5", lambda url: {"OPENAI_API_KEY": "sk-offline", "OPENAI_BASE_URL": url + "/v1"}),
-    "codex": ("codex@gpt-5", lambda url: {"OPENAI_API_KEY": "sk-offline", "OPENAI_BASE_URL": url + "/v1"}),
-}
 HONEST_RUNS = ["claude-code", "gemini-cli", "opencode"]  # Codex's honest trial: test_agents_offline.py
 
 
@@ -74,15 +67,16 @@ def task(tmp_path_factory, tiny_dir) -> Path:
 
 @pytest.fixture(scope="module")
 def installed(cli) -> None:
-    result = cli("agents", "install", *AGENTS)
+    result = cli("agents", "install", *HONEST_RUNS)
     assert result.returncode == 0, result.stderr
 
 
 def _trial(tmp_path_factory, task: Path, name: str, script: FakeApiScript) -> SimpleNamespace:
-    spec, variables = AGENTS[name]
-    base = tmp_path_factory.mktemp(name)
+    """A trial of the agent with the variables its users set pointing it at the fake API (`ptbench agents check`'s)."""
+    cli = AGENT_CLIS[name]
     with FakeApi(script) as api:
-        return run_agent(base, task, spec, AgentSettings(env=variables(f"http://127.0.0.1:{api.port}")), api)
+        settings = AgentSettings(env=cli.offline_env(f"http://127.0.0.1:{api.port}"))
+        return run_agent(tmp_path_factory.mktemp(name), task, cli.offline_model, settings, api)
 
 
 @pytest.fixture(scope="module", params=HONEST_RUNS)
@@ -92,7 +86,7 @@ def honest(request, tmp_path_factory, task, installed) -> SimpleNamespace:
     return trial
 
 
-@pytest.fixture(scope="module", params=list(AGENTS))
+@pytest.fixture(scope="module", params=list(AGENT_CLIS))
 def forbidden(request, tmp_path_factory, task, installed) -> SimpleNamespace:
     return _trial(tmp_path_factory, task, request.param, FORBIDDEN)
 

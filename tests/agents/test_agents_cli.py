@@ -21,10 +21,26 @@ def test_install_keeps_the_installed_version_and_list_shows_it(cli, codex_cli):
     assert codex_cli == "codex 0.169.0"
     again = cli("agents", "install", "codex@0.169.0")
     assert again.returncode == 0 and "already installed" in again.stderr
-    listing = cli("agents", "list")
+    listing = cli("agents", "list", env={"COLUMNS": "200"})
     assert listing.returncode == 0
     row = next(line for line in listing.stdout.splitlines() if "│ codex " in line)
-    assert row.count("0.169.0") == 3  # in use, installed, pinned
+    assert row.split("│")[2].strip() == "0.169.0" and row.split("│")[3].strip() == "0.169.0"  # in use, pinned
+
+
+def test_check_runs_a_scripted_session_in_the_sandbox_and_list_shows_it(cli, codex_cli):
+    done = cli("agents", "check", "codex")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("codex 0.169.0: passed in") and "OpenAI Responses requests" in done.stdout
+    listing = cli("agents", "list", env={"COLUMNS": "200"})
+    row = next(line for line in listing.stdout.splitlines() if "│ codex " in line)
+    assert [cell.strip() for cell in row.split("│")[4:8]] == [
+        "OpenAI Responses", "OPENAI_API_KEY", "OPENAI_BASE_URL", "passed 0.169.0"]
+
+
+def test_check_of_a_cli_not_installed_is_one_line(cli, tmp_path):
+    result = cli("agents", "check", "claude-code", env={"PTBENCH_CACHE": str(tmp_path)})
+    assert result.returncode == 2
+    assert result.stderr.strip() == "error: claude-code is not installed: run `ptbench agents install claude-code`"
 
 
 @pytest.mark.parametrize(("spec", "message"), [

@@ -1,4 +1,6 @@
-"""The agent CLIs ptbench installs: Harbor's agent name, the npm package, the pinned default version, the command."""
+"""The agent CLIs ptbench installs: Harbor's agent name, the npm package, the pinned default version, the command,
+the model API's wire format it speaks and the variables its users set (a key, and the base URL that points it
+elsewhere: at the fake API offline)."""
 
 from __future__ import annotations
 
@@ -19,17 +21,36 @@ class AgentCli:
     """Variables that authenticate the CLI without an API key (a login file, an OAuth token)."""
     import_path: str | None = None
     """ptbench's subclass of Harbor's agent class, used instead of it (`ptbench.agents.harbor`), if any."""
+    wire: str = ""
+    """The model API's wire format it speaks."""
+    key_variable: str = ""
+    base_url_variable: str = ""
+    url_suffix: str = ""
+    """What follows the server's address in its base URL (`/v1` for the OpenAI clients)."""
+    offline_model: str = ""
+    """`NAME@MODEL` for a run against the fake API (the model name only labels the requests)."""
+
+    def offline_env(self, server: str) -> dict[str, str]:
+        """The variables that point the CLI at a model API served at `server` (`http://127.0.0.1:PORT`)."""
+        return {self.key_variable: "offline", self.base_url_variable: server + self.url_suffix}
 
 
 AGENT_CLIS: dict[str, AgentCli] = {
     cli.name: cli
     for cli in (
-        AgentCli("codex", "@openai/codex", "0.169.0", "codex", ("CODEX_AUTH_JSON_PATH", "CODEX_FORCE_AUTH_JSON")),
+        AgentCli("codex", "@openai/codex", "0.169.0", "codex", ("CODEX_AUTH_JSON_PATH", "CODEX_FORCE_AUTH_JSON"),
+                 wire="OpenAI Responses", key_variable="OPENAI_API_KEY", base_url_variable="OPENAI_BASE_URL",
+                 url_suffix="/v1", offline_model="codex@gpt-5"),
         AgentCli("claude-code", "@anthropic-ai/claude-code", "2.1.328", "claude",
-                 ("CLAUDE_CODE_OAUTH_TOKEN", "AWS_BEARER_TOKEN_BEDROCK")),
+                 ("CLAUDE_CODE_OAUTH_TOKEN", "AWS_BEARER_TOKEN_BEDROCK"), wire="Anthropic Messages",
+                 key_variable="ANTHROPIC_API_KEY", base_url_variable="ANTHROPIC_BASE_URL",
+                 offline_model="claude-code@claude-sonnet-4-5"),
         AgentCli("gemini-cli", "@google/gemini-cli", "0.61.0", "gemini", ("GOOGLE_APPLICATION_CREDENTIALS",),
-                 "ptbench.agents.harbor:GeminiCli"),
-        AgentCli("opencode", "opencode-ai", "1.18.33", "opencode", (), "ptbench.agents.harbor:OpenCode"),
+                 "ptbench.agents.harbor:GeminiCli", wire="Google generateContent", key_variable="GEMINI_API_KEY",
+                 base_url_variable="GOOGLE_GEMINI_BASE_URL", offline_model="gemini-cli@google/gemini-2.5-pro"),
+        AgentCli("opencode", "opencode-ai", "1.18.33", "opencode", (), "ptbench.agents.harbor:OpenCode",
+                 wire="OpenAI Responses", key_variable="OPENAI_API_KEY",
+                 base_url_variable="OPENAI_BASE_URL", url_suffix="/v1", offline_model="opencode@openai/gpt-5"),
     )
 }
 

@@ -32,21 +32,50 @@ def install_command(
 
 @agents_app.command("list")
 def list_command() -> None:
-    """The agent CLIs ptbench knows: the version on PATH in the sandbox, every installed version, the pinned one."""
+    """The agent CLIs ptbench knows: the version on PATH in the sandbox (and others installed), the pinned one, the
+    model API it speaks, the variables that give it a key and point it elsewhere, its last offline check."""
     from rich.console import Console
     from rich.table import Table
 
+    from ptbench.agents.checks import read_checks
     from ptbench.agents.clis import AGENT_CLIS
     from ptbench.agents.prefix import bin_dir, current, versions
 
-    table = Table("agent", "command", "package", "in use", "installed", "pinned")
+    checks = read_checks().checks
+    table = Table("agent", "in use", "pinned", "wire format", "key", "base URL", "offline check")
     for cli in AGENT_CLIS.values():
-        record = current(cli)
-        table.add_row(cli.name, cli.command, cli.package, record.version if record else "-",
-                      ", ".join(r.version for r in versions(cli)) or "-", cli.version)
+        record, check = current(cli), checks.get(cli.name)
+        last = "-" if check is None else f"{'passed' if check.passed else 'FAILED'} {check.version}"
+        installed = ", ".join(r.version for r in versions(cli) if record is None or r.version != record.version)
+        table.add_row(cli.name, (record.version if record else "-") + (f" (also {installed})" if installed else ""),
+                      cli.version, cli.wire, cli.key_variable, cli.base_url_variable, last)
     console = Console()
     console.print(table)
     console.print(f"prefix: {bin_dir().parent} (bin/ is on PATH in the local environment)", highlight=False)
+
+
+@agents_app.command("check")
+def check_command(
+    names: Annotated[list[str], typer.Argument(help="codex, claude-code, gemini-cli, opencode")],
+) -> None:
+    """A scripted 30-second session of each CLI in the local sandbox against the fake API in its own wire format
+    (offline; kept for `ptbench agents list`). Exit code 1 if any check failed."""
+    from rich.console import Console
+
+    from ptbench.agents.clis import get_cli
+    from ptbench.run.agent_check import check_agent
+
+    clis = [get_cli(name) for name in names]  # every name checked first
+    console = Console(stderr=True)
+    failed = False
+    for cli in clis:
+        with console.status(f"checking {cli.name} (a scripted session in the local sandbox, about 30 s)"):
+            check = check_agent(cli)
+        failed = failed or not check.passed
+        print(f"{cli.name} {check.version}: {'passed' if check.passed else 'FAILED'} in {check.seconds:.0f} s "
+              f"({check.reason})")
+    if failed:
+        raise typer.Exit(1)
 
 
 @agents_app.command("fake-api")
@@ -54,8 +83,9 @@ def fake_api_command(
     script: Annotated[Path, typer.Option("--script", help="the scripted turns (JSON, FakeApiScript)")],
     port: Annotated[int, typer.Option("--port", help="port on 127.0.0.1 (0: any free port, printed)")] = 0,
 ) -> None:
-    """Serve a scripted model API on 127.0.0.1 (OpenAI Responses and Chat Completions, streaming): each request
-    gets the script's next step, a shell command to run or a final message. For offline runs of real agents."""
+    """Serve a scripted model API on 127.0.0.1 in every agent's wire format (OpenAI Responses and Chat Completions,
+    Anthropic Messages, Google generateContent; streamed or not): each request gets the script's next step, a command
+    to run, a file to write or a final message. For offline runs of real agents."""
     from ptbench.agents.fake_api.script import load_script
     from ptbench.agents.fake_api.server import serve_forever
 
