@@ -87,11 +87,11 @@ def http_host(data: bytes) -> Asked:
     hosts = [line.split(b":", 1)[1].strip() for line in lines[1:] if line.lower().startswith(b"host:")]
     if len(hosts) != 1:
         raise Malformed(f"{len(hosts)} Host headers")
-    host = _host_name(_split_port(hosts[0])[0])
+    name = _host_name(_split_port(hosts[0])[0])
     url = re.match(rb"[a-z]+://([^/?#]+)", target, re.IGNORECASE)
-    if url and _host_name(_split_port(url.group(1).rsplit(b"@", 1)[-1])[0]) != host:
+    if url and _host_name(_split_port(url.group(1).rsplit(b"@", 1)[-1])[0]) != name:
         raise Malformed("the request line names another host than Host")
-    return Asked(host, "http")
+    return Asked(name, "http")
 
 
 def _split_port(target: bytes) -> tuple[bytes, int | None]:

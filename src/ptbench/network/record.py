@@ -107,6 +107,12 @@ def read_record(path: Path, limit: int = MAX_RECORD_BYTES) -> EgressRecord:
     return record
 
 
+def find_record(roots: list[Path]) -> Path | None:
+    """The record handed to the verifier with the logs: FILE_NAME at the top of one of them (even a symlink there,
+    which reading then refuses: an agent cannot hide the record by replacing it)."""
+    return next((root / FILE_NAME for root in roots if os.path.lexists(root / FILE_NAME)), None)
+
+
 def describe(event: EgressEvent) -> str:
     """One line for evidence and `runs show`."""
     verdict = "allowed" if event.allowed else "refused"
