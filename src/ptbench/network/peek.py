@@ -25,6 +25,10 @@ class Malformed(ValueError):
     """The first bytes claim a protocol but do not parse as it (a refusal, never a guess)."""
 
 
+class Incomplete(Malformed):
+    """The first bytes stop before what they claim is complete (more may come; at MAX_PEEK, a refusal)."""
+
+
 def peek_host(data: bytes) -> Asked | None:
     """The host the first bytes name; None when they name none (not TLS or HTTP); Malformed when they claim TLS
     or HTTP and break its rules (two Host headers, an SNI that is not one host name...)."""
@@ -75,7 +79,7 @@ def http_host(data: bytes) -> Asked:
     the request line must agree with)."""
     end = data.find(b"\r\n\r\n")
     if end < 0:
-        raise Malformed("no complete request head in the first bytes")
+        raise Incomplete("no complete request head in the first bytes")
     lines = data[:end].split(b"\r\n")
     parts = lines[0].split(b" ")
     if len(parts) != 3:
@@ -128,7 +132,7 @@ class _Reader:
 
     def take(self, count: int) -> bytes:
         if count > self.remaining():
-            raise Malformed("a length past the end of the data")
+            raise Incomplete("a length past the end of the data")
         self._at += count
         return self._data[self._at - count:self._at]
 
