@@ -54,6 +54,15 @@ def test_public_allows_everything_and_a_bad_entry_is_a_user_error() -> None:
             AllowPolicy.from_hosts([entry])
 
 
+def test_the_policy_of_each_phase_as_harbor_resolves_it() -> None:
+    from harbor.models.task.config import NetworkMode, NetworkPolicy
+
+    agent = AllowPolicy.of_phase(NetworkPolicy(network_mode=NetworkMode.ALLOWLIST, allowed_hosts=["*.relay.test"]))
+    assert agent.allows_name("a.relay.test") and not agent.allows_name("api.openai.com")
+    assert AllowPolicy.of_phase(NetworkPolicy(network_mode=NetworkMode.PUBLIC)).allows_name("api.openai.com")
+    assert not AllowPolicy.of_phase(NetworkPolicy(network_mode=NetworkMode.NO_NETWORK)).allows_address("127.0.0.1")
+
+
 def test_sni_of_a_real_client_hello() -> None:
     assert peek_host(client_hello("API.tinker.test")) == Asked("api.tinker.test", "tls")
     assert tls_server_name(client_hello(None)) is None

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from ipaddress import IPv4Network, IPv6Network, ip_address, ip_network
 
-from harbor.models.task.config import normalize_allowed_hosts
+from harbor.models.task.config import NetworkMode, NetworkPolicy, normalize_allowed_hosts
 
 from ptbench.errors import UserError
 
@@ -51,6 +51,14 @@ class AllowPolicy:
     @classmethod
     def public(cls) -> AllowPolicy:
         return cls(frozenset(), (), (), allow_all=True)
+
+    @classmethod
+    def of_phase(cls, policy: NetworkPolicy) -> AllowPolicy:
+        """The policy of a phase as Harbor resolved it (task.toml's per-phase mode and hosts, plus
+        `--allow-agent-hosts` / `extra_allowed_hosts`): `public` allows all, `no-network` nothing."""
+        if policy.network_mode == NetworkMode.PUBLIC:
+            return cls.public()
+        return cls.from_hosts(policy.allowed_hosts if policy.network_mode == NetworkMode.ALLOWLIST else [])
 
     def allows_name(self, name: str) -> bool:
         """Whether a host name (as asked, any case, trailing dot or not) is on the list."""
