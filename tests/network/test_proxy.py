@@ -4,6 +4,7 @@ real sockets; allowed hosts answer, everything else is reset at once, and every 
 from __future__ import annotations
 
 import asyncio
+from ipaddress import IPv4Network
 from pathlib import Path
 
 from tests.network.test_policy_peek import client_hello
@@ -34,7 +35,8 @@ async def _exchange(port: int, data: bytes) -> bytes | str:
         writer.close()
 
 
-def run_through_proxy(tmp_path: Path, hosts: list[str], attempts: list[tuple[str, bytes]]) -> list[bytes | str]:
+def run_through_proxy(tmp_path: Path, hosts: list[str], attempts: list[tuple[str, bytes]],
+                      closed: tuple[IPv4Network, ...] = ()) -> list[bytes | str]:
     """Each attempt (its original destination address, its bytes) through a proxy with `hosts` allowed."""
 
     async def main() -> list[bytes | str]:
@@ -48,7 +50,7 @@ def run_through_proxy(tmp_path: Path, hosts: list[str], attempts: list[tuple[str
 
         writer = EgressWriter(tmp_path / "egress.jsonl")
         proxy = EgressProxy(AllowPolicy.from_hosts(hosts), writer, "agent",
-                            destination=lambda _sock: destinations.pop(0), resolve=resolve)
+                            destination=lambda _sock: destinations.pop(0), resolve=resolve, closed=closed)
         listener = await proxy.serve("127.0.0.1", 0)
         port = listener.sockets[0].getsockname()[1]
         answers = []
@@ -93,3 +95,11 @@ def test_allowed_hosts_answer_and_everything_else_is_reset_and_recorded(tmp_path
 def test_a_refusal_is_a_reset_at_once_not_a_hang(tmp_path: Path) -> None:
     answers = run_through_proxy(tmp_path, [], [("127.0.0.2", b"GET / HTTP/1.1\r\nHost: forbidden.test\r\n\r\n")])
     assert answers == ["reset"] or answers == [b""]
+
+
+def test_the_hosts_own_addresses_stay_closed_even_to_an_allowed_name(tmp_path: Path) -> None:
+    closed = (IPv4Network("127.0.0.0/8"),)
+    answers = run_through_proxy(tmp_path, ["allowed.test"], [("127.0.0.2", client_hello("allowed.test"))], closed)
+    assert answers == ["reset"] or answers == [b""]
+    (event,) = read_record(tmp_path / "egress.jsonl").events
+    assert "host's own addresses" in event.reason and not event.allowed and event.bytes_in == 0

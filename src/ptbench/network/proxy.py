@@ -7,6 +7,7 @@ in size and time, and nothing it sends is more than counted once past the decisi
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import re
 import socket
 import struct
@@ -54,6 +55,9 @@ class EgressProxy:
     phase: str
     destination: Destination = original_destination
     resolve: Resolver = resolve_here
+    closed: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
+    """Addresses never dialled whatever the policy says (the host's own: `sandbox.firewall.host_networks`), checked on
+    the address the proxy itself resolved."""
 
     async def serve(self, host: str, port: int) -> asyncio.Server:
         return await asyncio.start_server(self.handle, host, port, limit=BUFFER)
@@ -78,9 +82,11 @@ class EgressProxy:
             try:
                 target = asked.host if asked else address
                 dial = await self.resolve(target, asked.port if asked and asked.port else port)
+                if any(_within(dial[0], network) for network in self.closed):
+                    raise OSError(f"{dial[0]} is one of the host's own addresses")
                 upstream = await asyncio.wait_for(asyncio.open_connection(*dial, limit=BUFFER), DIAL_SECONDS)
             except (OSError, TimeoutError) as exc:
-                event.reason = f"allowed, but the destination could not be reached: {exc}"[:300]
+                event.allowed, event.reason = False, f"allowed, but not reached: {exc}"[:300]
         if upstream is None:
             _reset(writer)
         else:
@@ -114,6 +120,11 @@ async def _peek(reader: asyncio.StreamReader) -> tuple[bytes, Asked | None]:
             if wait <= 0:
                 raise
     return head, peek_host(head)
+
+
+def _within(address: str, network: ipaddress.IPv4Network | ipaddress.IPv6Network) -> bool:
+    ip = ipaddress.ip_address(address)
+    return ip.version == network.version and ip in network
 
 
 def _http_path(head: bytes) -> str | None:
