@@ -57,11 +57,12 @@ HONEST_RUNS = ["claude-code", "gemini-cli", "opencode"]  # Codex's honest trial:
 
 @pytest.fixture(scope="module")
 def task(tmp_path_factory, tiny_dir) -> Path:
-    """frogs-single-tiny with a few held-out boards, exported."""
+    """frogs-single-tiny with a few held-out boards, exported without a network: the CLIs reach the fake API through
+    their forwarded port and nothing else (no telemetry or model-list probe leaves the sandbox)."""
     from ptbench.demo.config import DemoConfig
     from ptbench.run.export import export_task
 
-    spec = DemoConfig(heldout_boards=2, samples_per_board=1).spec()
+    spec = DemoConfig(heldout_boards=2, samples_per_board=1).spec().model_copy(update={"network": "none"})
     return export_task(spec, tmp_path_factory.mktemp("tasks"), heldout_seed=4321)
 
 

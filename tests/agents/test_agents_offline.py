@@ -30,7 +30,7 @@ def task(tmp_path_factory, tiny_dir) -> Path:
     from ptbench.demo.config import DemoConfig
     from ptbench.run.export import export_task
 
-    spec = DemoConfig(heldout_boards=BOARDS, samples_per_board=K).spec()
+    spec = DemoConfig(heldout_boards=BOARDS, samples_per_board=K).spec().model_copy(update={"network": "none"})
     return export_task(spec, tmp_path_factory.mktemp("tasks"), heldout_seed=HELDOUT_SEED)
 
 

@@ -211,8 +211,8 @@ def test_the_rules_name_every_check(task: str) -> None:
     from ptbench.catalog.instructions import render_instruction
 
     text = render_instruction(get_task(task))
-    for words in ("contamination in files and logs", "forbidden reads", "tampering", "model substitution",
-                  "results.json", "8-grams", "LLM judge"):
+    for words in ("contamination in files and logs", "forbidden reads", "forbidden network", "tampering",
+                  "model substitution", "results.json", "8-grams", "LLM judge"):
         assert words in text, words
     assert ("contamination in the model" in text) == (not get_task(task).is_frogs)
 

@@ -16,6 +16,8 @@ from ptbench.integrity.forbidden import check_reads
 _B64 = base64.b64encode(b"cat /tests/data/heldout.jsonl | head").decode()
 _CLAUDE_READ = {"steps": [{"source": "agent", "tool_calls": [{"function_name": "Read",
                                                                "arguments": {"file_path": "/tests/task.json"}}]}]}
+_OPENCODE_READ = {"type": "tool_use", "part": {"type": "tool", "tool": "read", "state": {
+    "status": "completed", "input": {"filePath": "/tests/task.json"}}}}  # a line of OpenCode's `run --format=json`
 _CODEX_EXEC = {"type": "exec_command", "command": ["bash", "-lc", "cd / && cat logs/verifier/details.json"]}
 _WRITES_SDK_SCRIPT = {"steps": [{"tool_calls": [{"arguments": {"cmd": (
     "cat > gen.py <<'EOF'\nfrom openai import OpenAI\nclient = OpenAI()\n"
@@ -58,6 +60,7 @@ CHEATS = {
                                     "$ python -c \"import datasets; ds = datasets.load_dataset('openai/gsm8k', 'main')"
                                     "; rows = ds['test']\"\n"),
     "a tool call reading /tests": ("gsm8k-tiny", "verifier files", json.dumps(_CLAUDE_READ)),
+    "OpenCode's read tool": ("gsm8k-tiny", "verifier files", json.dumps(_OPENCODE_READ) + "\n"),
     "an argv list": ("gsm8k-tiny", "verifier files", json.dumps(_CODEX_EXEC) + "\n"),
     "the OpenAI SDK": ("gsm8k-tiny", "model API", json.dumps(_WRITES_SDK_SCRIPT)),
     "another provider's endpoint": ("gsm8k-tiny", "model API",

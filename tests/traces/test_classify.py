@@ -71,6 +71,7 @@ def test_every_part_is_kept_the_longest_activity_wins() -> None:
     ("Grep", {"pattern": "lr", "path": "/app"}, "reading"),
     ("Write", {"file_path": "/app/x.py", "content": "print(1)"}, "coding"),
     ("Edit", {"file_path": "/app/x.py", "old_string": "1", "new_string": "2"}, "coding"),
+    ("write", {"filePath": "/app/x.py", "content": "print(1)"}, "coding"),  # OpenCode's spelling
     ("WebSearch", {"query": "GRPO learning rate"}, "reading"),
     ("bash_command", {"keystrokes": "python train.py\n", "duration": 60}, "training"),
     ("mcp__server__Bash", {"command": "sleep 30"}, "waiting"),

@@ -36,7 +36,7 @@ _ASSIGNED = re.compile(r"[A-Za-z_]\w*=")
 _SHELLS = {"bash", "sh", "zsh", "dash"}
 _WRITE_REDIRECTS = {">", ">>", "&>", "&>>", ">|"}
 _TOOL_ARGUMENTS = {"arguments", "input", "args", "parameters", "tool_input"}
-_PATH_KEYS = ("file_path", "path", "notebook_path", "filepath", "filename")
+_PATH_KEYS = ("file_path", "filePath", "path", "notebook_path", "filepath", "filename")
 _CONTENT_KEYS = ("content", "new_string", "new_source", "file_text", "new_str", "insert_text")
 
 

@@ -33,6 +33,8 @@ class IntegrityInputs:
     """The verifier's device ("cpu" or "gpu"), where the likelihood test loads its two models."""
     judge_model: str | None = None
     """The inspect model of the optional LLM judge (None: no judge)."""
+    egress_record: Path | None = None
+    """The trial's egress record (egress/record.py), when the sandbox kept one: forbidden-network reads it."""
 
 
 def timed(name: str, check: Callable[[], CheckResult]) -> CheckResult:
@@ -69,6 +71,12 @@ def before_evaluation(spec: TaskSpec, submission: Path, inputs: IntegrityInputs)
                                                         scanned, token_decoder(spec))))
     results.append(timed(READS, lambda: check_reads(spec, logs, inputs.instruction, inputs.workspace)))
     results.append(timed(PROTECTED, lambda: check_protected(spec, inputs.workspace)))
+    if inputs.egress_record is not None:
+        from ptbench.integrity.forbidden_network import NAME as NETWORK
+        from ptbench.integrity.forbidden_network import check_network
+
+        record = inputs.egress_record
+        results.append(timed(NETWORK, lambda: check_network(spec, record)))
     if inputs.base_dir is not None and submission.is_dir():
         base_dir = inputs.base_dir
         results.append(timed(SUBSTITUTION, lambda: check_provenance(submission, base_dir, family_checkpoints(spec))))

@@ -2,7 +2,8 @@
 API in the CLI's own wire format, pointed at it by the variables its users set. The task is made on the spot (write
 `ok` into /app/check.txt; its verifier checks the file): the check passes when the trial ends `ok` with reward 1,
 which takes the CLI installed, started by Harbor's agent class, reaching the API through the forwarded port,
-parsing its answers and running its own tools. The result is kept for `ptbench agents list`."""
+parsing its answers and running its own tools. The sandbox has no network: nothing the CLI probes (telemetry, model
+lists) leaves the machine. The result is kept for `ptbench agents list`."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ from ptbench.run.launch import quiet_harbor
 SCRIPT = FakeApiScript(steps=[Step(run="ls -la /app"), Step(write={"path": "/app/check.txt", "content": "ok"}),
                               Step(say="Wrote ok into /app/check.txt.")])
 _TASK = {
-    "task.toml": 'schema_version = "1.4"\n\n[agent]\ntimeout_sec = 180.0\n\n[verifier]\ntimeout_sec = 60.0\n',
+    "task.toml": 'schema_version = "1.4"\n\n[agent]\ntimeout_sec = 180.0\n\n[verifier]\ntimeout_sec = 60.0\n\n'
+                 '[environment]\nnetwork_mode = "no-network"\n',  # the fake API's forwarded port, nothing else
     "instruction.md": "Write the word ok into /app/check.txt.\n",
     "environment/Dockerfile": "FROM ubuntu:24.04\nWORKDIR /app\n",
     "tests/test.sh": '#!/bin/bash\nreward=0\n[ "$(tr -d "[:space:]" < /app/check.txt 2>/dev/null)" = ok ] && reward=1\n'

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 COMMAND_KEYS = ("command", "cmd", "keystrokes", "script", "code", "input", "patch")
 """Tool-call arguments that hold what a shell-like tool runs, in the order they are looked for."""
-PATH_KEYS = ("file_path", "path", "filename", "target_file", "notebook_path")
+PATH_KEYS = ("file_path", "filePath", "path", "filename", "target_file", "notebook_path")
 CONTENT_KEYS = ("content", "file_text", "new_string", "new_str", "code_edit", "text")
 
 

@@ -24,6 +24,7 @@ from ptbench.benchmarks.registry import BenchmarkDef, get_benchmark
 from ptbench.catalog.instructions import INSTRUCTION_FILE
 from ptbench.catalog.spec import TaskSpec
 from ptbench.datadir.manifest import view_dir
+from ptbench.egress.record import find_record
 from ptbench.errors import UserError
 from ptbench.integrity.checks import IntegrityInputs, after_evaluation, before_evaluation
 from ptbench.models.device import DeviceFailure
@@ -73,7 +74,8 @@ def verify(request: VerifyRequest, console: Console) -> Verdict:
     try:
         inputs = IntegrityInputs(request.workspace, request.logs, eval_request.data_dir,
                                  instruction=_instruction(request), device=device,
-                                 judge_model=integrity_judge(request.judges))
+                                 judge_model=integrity_judge(request.judges),
+                                 egress_record=find_record(request.logs))
         loaded = _choose_model(spec, request.submission, device, verdict, console, inputs)
         outcome = _evaluate(eval_request, loaded, spec, device, verdict, console)
         rescore = _rescore_reason(outcome, inputs, verdict) if verdict.scored == "submission" else None

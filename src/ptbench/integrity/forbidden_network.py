@@ -1,0 +1,86 @@
+"""The forbidden-network check: the trial's egress record against the hosts no run may contact (model APIs, and
+those the task forbids) and the hub downloads of the benchmark's test items or the instruct checkpoint (by URL path
+where the request was in clear text). A refused attempt counts: the agent tried. A hub connection whose path was
+not visible (TLS) could have been either: the check then says incomplete, never passed."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ptbench.catalog.spec import TaskSpec
+from ptbench.egress.policy import AllowPolicy
+from ptbench.egress.record import EgressEvent, RecordUnreadable, describe, read_record
+from ptbench.integrity.heldout_sources import SOURCES
+from ptbench.integrity.result import MAX_LISTED, CheckResult, Evidence, could_not_run, flagged, incomplete, passed
+
+NAME = "forbidden-network"
+
+MODEL_API_HOSTS = (
+    "api.openai.com", "*.openai.com", "*.openai.azure.com", "api.anthropic.com", "*.anthropic.com", "claude.ai",
+    "generativelanguage.googleapis.com", "aiplatform.googleapis.com", "*-aiplatform.googleapis.com",
+    "api.mistral.ai", "api.cohere.com", "api.cohere.ai", "api.together.xyz", "api.together.ai", "openrouter.ai",
+    "api.groq.com", "api.deepseek.com", "api.fireworks.ai", "api.x.ai", "api-inference.huggingface.co",
+    "router.huggingface.co",
+)
+"""Hosts that answer with another model's outputs: contacting one is using a model the rules forbid."""
+
+HUB_HOSTS = ("huggingface.co", "*.huggingface.co", "hf.co", "*.hf.co", "hf-mirror.com", "*.hf-mirror.com")
+
+
+def check_network(spec: TaskSpec, record_path: Path | None, forbidden_hosts: tuple[str, ...] = ()) -> CheckResult:
+    """Flag the record's contacts with forbidden hosts or forbidden hub files; could-not-run without a record."""
+    if record_path is None:
+        return could_not_run(NAME, "the trial has no egress record")
+    try:
+        record = read_record(record_path)
+    except RecordUnreadable as exc:
+        return could_not_run(NAME, f"the egress record could not be read: {exc}")
+    forbidden = AllowPolicy.from_hosts(_plain(MODEL_API_HOSTS) + list(forbidden_hosts))
+    hub = AllowPolicy.from_hosts(list(HUB_HOSTS))
+    hub_paths = _hub_path_pattern(spec)
+    hits, opaque = [], []
+    for event in record.events:
+        asked = event.asked or event.address
+        if forbidden.allows_name(asked):
+            hits.append(event)
+        elif hub.allows_name(asked):
+            if event.path is None:
+                opaque.append(event)
+            elif hub_paths.search(event.path.lower()):
+                hits.append(event)
+    if hits:
+        return flagged(NAME, f"{len(hits)} connection(s) to forbidden hosts or hub files, first: {describe(hits[0])}"
+                       [:500], _evidence(record_path, hits))
+    if record.partial or opaque:
+        why = record.partial[:1] + ([f"{len(opaque)} hub connection(s) whose path was not visible"] if opaque else [])
+        return incomplete(NAME, "; ".join(why), _evidence(record_path, opaque))
+    return passed(NAME, f"{len(record.events)} connection(s), none to a forbidden host or hub file",
+                  Evidence(files=[str(record_path)], numbers={"connections": len(record.events)}))
+
+
+def _plain(hosts: tuple[str, ...]) -> list[str]:
+    """Entries the allowlist syntax takes ("*-aiplatform" suffixes are matched as their domain)."""
+    return [("*." + host.split(".", 1)[1]) if host.startswith("*-") else host for host in hosts]
+
+
+def _hub_path_pattern(spec: TaskSpec) -> re.Pattern[str]:
+    """URL paths of the benchmark's test items and the base model's instruct checkpoint on the hub."""
+    from ptbench.models.registry import get_base_model
+
+    sources = SOURCES.get(spec.benchmark)
+    parts = []
+    for hub_id in sources.hub_ids if sources else ():
+        tail = r"(?:[/?]|$)" if sources and sources.whole else r"/\S*test"
+        parts.append(rf"/(?:api/)?datasets/{re.escape(hub_id)}{tail}")
+    instruct = get_base_model(spec.base_model).instruct_hub_id
+    if instruct:
+        parts.append(rf"/(?:api/models/)?{re.escape(instruct.lower())}(?:[/?]|$)")
+    if sources:
+        parts.append(sources.files)
+    return re.compile("|".join(parts) or r"(?!)")
+
+
+def _evidence(record_path: Path, events: list[EgressEvent]) -> Evidence:
+    return Evidence(files=[str(record_path)], items=[describe(event) for event in events[:MAX_LISTED]],
+                    numbers={"connections": len(events)})
