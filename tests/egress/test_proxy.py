@@ -7,7 +7,7 @@ import asyncio
 from ipaddress import IPv4Network
 from pathlib import Path
 
-from tests.network.test_policy_peek import client_hello
+from tests.egress.test_policy_peek import client_hello
 
 from ptbench.egress.policy import AllowPolicy
 from ptbench.egress.proxy import EgressProxy
