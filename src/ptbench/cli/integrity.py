@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ptbench.cli.runs import StoreOption, default_store
+from ptbench.cli.options import StoreOption, default_store
 
 integrity_app = typer.Typer(help="Integrity checks: the cheat suite.", no_args_is_help=True)
 

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ptbench.cli.runs import StoreOption, console, default_store
+from ptbench.cli.options import StoreOption, console, default_store
 
 
 def report_command(

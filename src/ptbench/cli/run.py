@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ptbench.cli.runs import StoreOption, default_store
+from ptbench.cli.options import StoreOption, default_store
 from ptbench.errors import UserError
 from ptbench.paths import work_dir
 
@@ -139,7 +139,8 @@ def _check_store(store: Path) -> None:
 
 def _ingest_and_report(job_dir: Path, store: Path) -> str | None:
     """Put the job into the store, print its trials and a summary; returns a line when some trial is not ok."""
-    from ptbench.cli.runs import console, trials_table
+    from ptbench.cli.options import console
+    from ptbench.cli.runs import trials_table
     from ptbench.store.ingest import ingest
     from ptbench.store.models import TRIAL_STATUSES
     from ptbench.store.queries import TrialSummary

@@ -7,10 +7,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.text import Text
 
-from ptbench.paths import work_dir
+from ptbench.cli.options import StoreOption, console, default_store
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -18,15 +17,7 @@ if TYPE_CHECKING:
     from ptbench.store.models import PhaseRow, TrialRow
     from ptbench.store.queries import TrialSummary
 
-STORE_HELP = "results store (SQLite); default .ptbench/results.sqlite"
-StoreOption = Annotated[Path | None, typer.Option("--store", help=STORE_HELP, show_default=False)]
-
 runs_app = typer.Typer(help="The results store: ingest jobs, list and show trials.", no_args_is_help=True)
-
-
-def default_store(store: Path | None) -> Path:
-    """The store path to use: the one given, else .ptbench/results.sqlite."""
-    return store if store is not None else work_dir() / "results.sqlite"
 
 
 @runs_app.command("ingest")
@@ -183,12 +174,6 @@ def _cell(value: object) -> Text:
     if isinstance(value, datetime):
         return Text(value.isoformat(timespec="seconds"))
     return Text("-" if value is None else str(value))
-
-
-def console() -> Console:
-    """A console for tables: the terminal's width, or wide enough not to squeeze columns in a pipe or file."""
-    terminal = Console()
-    return terminal if terminal.is_terminal else Console(width=240)
 
 
 def register(app: typer.Typer) -> None:
