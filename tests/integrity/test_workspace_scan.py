@@ -22,7 +22,6 @@ from ptbench.integrity.columns import TokenDecoder
 from ptbench.integrity.contamination_files import check_files
 from ptbench.integrity.items import heldout_items
 from ptbench.integrity.ngrams import ItemIndex
-from ptbench.integrity.workspace import MAX_FILES
 
 
 @pytest.fixture(scope="module")
@@ -217,7 +216,19 @@ def test_data_past_the_file_cap_makes_the_scan_incomplete(tmp_path: Path, humane
     (tmp_path / "z_data.jsonl").write_bytes(_jsonl(texts[:10]))
     result = check_files(index, [tmp_path])
     assert result.status == "incomplete" and "cap of 50 files" in result.reason, result
-    assert MAX_FILES == 20_000
+
+
+def test_data_after_twenty_thousand_small_cache_files_is_found(tmp_path: Path, humaneval) -> None:
+    """Issue 24: the real data placed after 20,000 small cache files (the old file cap) was missed, the scan
+    incomplete; an honest venv or datasets cache holds that many files too."""
+    index, texts = humaneval
+    cache = tmp_path / "a_cache"
+    cache.mkdir()
+    for number in range(20_001):
+        (cache / f"{number:05}").write_bytes(b"")
+    (tmp_path / "z_data.jsonl").write_bytes(_jsonl(texts[:10]))
+    result = check_files(index, [tmp_path])
+    assert result.status == "flagged" and result.evidence.numbers["items_found"] == 10, result
 
 
 def _site_packages() -> Path:
