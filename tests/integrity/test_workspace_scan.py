@@ -152,7 +152,8 @@ def test_test_items_are_found_whatever_the_file(tmp_path: Path, humaneval, tiny_
         "cache-0001.arrow": lambda t: _token_cache(t, tiny_dir),
         "utf16.txt": lambda t: "\n".join(t).encode("utf-16"),
         "utf16le.txt": lambda t: "\n".join(t).encode("utf-16-le"),
-        "items.pt": lambda t: _torch_saved(torch, t),
+        "items.pt": lambda t: _torch_saved(torch, list(t)),
+        "bytes_tensor.pt": lambda t: _torch_saved(torch, torch.tensor(list(_jsonl(t)), dtype=torch.uint8)),
         "nested.tar.gz": lambda t: _tar_gz({"inner/data.jsonl.gz": gzip.compress(_jsonl(t))}),
     }
     for number, (name, make) in enumerate(kinds.items()):
@@ -163,9 +164,9 @@ def test_test_items_are_found_whatever_the_file(tmp_path: Path, humaneval, tiny_
         assert result.status == "flagged" and result.evidence.numbers["items_found"] == 10, (name, result)
 
 
-def _torch_saved(torch, texts: list[str]) -> bytes:  # noqa: ANN001 - the torch module
+def _torch_saved(torch, saved: object) -> bytes:  # noqa: ANN001 - the torch module
     sink = io.BytesIO()
-    torch.save(list(texts), sink)
+    torch.save(saved, sink)
     return sink.getvalue()
 
 
