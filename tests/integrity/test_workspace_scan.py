@@ -22,7 +22,6 @@ from ptbench.integrity.columns import TokenDecoder
 from ptbench.integrity.contamination_files import check_files
 from ptbench.integrity.items import heldout_items
 from ptbench.integrity.ngrams import ItemIndex
-from ptbench.integrity.workspace import MAX_FILES
 
 
 @pytest.fixture(scope="module")
@@ -153,7 +152,8 @@ def test_test_items_are_found_whatever_the_file(tmp_path: Path, humaneval, tiny_
         "cache-0001.arrow": lambda t: _token_cache(t, tiny_dir),
         "utf16.txt": lambda t: "\n".join(t).encode("utf-16"),
         "utf16le.txt": lambda t: "\n".join(t).encode("utf-16-le"),
-        "items.pt": lambda t: _torch_saved(torch, t),
+        "items.pt": lambda t: _torch_saved(torch, list(t)),
+        "bytes_tensor.pt": lambda t: _torch_saved(torch, torch.tensor(list(_jsonl(t)), dtype=torch.uint8)),
         "nested.tar.gz": lambda t: _tar_gz({"inner/data.jsonl.gz": gzip.compress(_jsonl(t))}),
     }
     for number, (name, make) in enumerate(kinds.items()):
@@ -164,9 +164,9 @@ def test_test_items_are_found_whatever_the_file(tmp_path: Path, humaneval, tiny_
         assert result.status == "flagged" and result.evidence.numbers["items_found"] == 10, (name, result)
 
 
-def _torch_saved(torch, texts: list[str]) -> bytes:  # noqa: ANN001 - the torch module
+def _torch_saved(torch, saved: object) -> bytes:  # noqa: ANN001 - the torch module
     sink = io.BytesIO()
-    torch.save(list(texts), sink)
+    torch.save(saved, sink)
     return sink.getvalue()
 
 
@@ -217,7 +217,19 @@ def test_data_past_the_file_cap_makes_the_scan_incomplete(tmp_path: Path, humane
     (tmp_path / "z_data.jsonl").write_bytes(_jsonl(texts[:10]))
     result = check_files(index, [tmp_path])
     assert result.status == "incomplete" and "cap of 50 files" in result.reason, result
-    assert MAX_FILES == 20_000
+
+
+def test_data_after_twenty_thousand_small_cache_files_is_found(tmp_path: Path, humaneval) -> None:
+    """Issue 24: the real data placed after 20,000 small cache files (the old file cap) was missed, the scan
+    incomplete; an honest venv or datasets cache holds that many files too."""
+    index, texts = humaneval
+    cache = tmp_path / "a_cache"
+    cache.mkdir()
+    for number in range(20_001):
+        (cache / f"{number:05}").write_bytes(b"")
+    (tmp_path / "z_data.jsonl").write_bytes(_jsonl(texts[:10]))
+    result = check_files(index, [tmp_path])
+    assert result.status == "flagged" and result.evidence.numbers["items_found"] == 10, result
 
 
 def _site_packages() -> Path:

@@ -40,7 +40,7 @@ def test_a_workspace_of_absolute_links_is_collected_whole_links_as_links(tmp_pat
     async def scenario(env: LocalEnvironment):
         await ok(env, "cd /app && for i in $(seq 50); do ln -s /etc/passwd link$i; done && ln -s ../.. up && "
                       "mkdir -p data final_model && echo 'def solve(): pass' > data/train.py && "
-                      "echo weights > final_model/model.safetensors && echo w > data/x.bin && mkfifo pipe")
+                      "echo weights > final_model/model.safetensors && echo w > data/x.onnx && mkfifo pipe")
         await env.download_dir_with_exclusions(source_dir="/app", target_dir=workspace,
                                                exclude=list(WORKSPACE_EXCLUDES))
 
@@ -166,3 +166,34 @@ def test_too_small_a_storage_or_an_unknown_disk_kind_is_refused(tmp_path):
         quiet_env(tmp_path, override_storage_mb=1)
     with pytest.raises(ValueError, match="'image' or 'host'"):
         quiet_env(tmp_path, disk="tmpfs")
+
+
+def test_a_torch_saved_list_of_test_items_in_the_workspace_reaches_the_scan(tmp_path):
+    """Issue 24: a `torch.save`d list of HumanEval prompts kept as /app/data/items.pt (and a copy named .bin) was left
+    out of the workspace artifact (its excludes dropped *.pt and *.bin as weights), so the scan never saw it."""
+    import io
+
+    import torch
+
+    from ptbench.integrity.contamination_files import check_files
+    from ptbench.integrity.items import heldout_items
+    from ptbench.integrity.ngrams import ItemIndex
+
+    items = heldout_items("humaneval", None)
+    sink = io.BytesIO()
+    torch.save([text for _, text in items[:10]], sink)
+    saved = tmp_path / "items.pt"
+    saved.write_bytes(sink.getvalue())
+    workspace = tmp_path / "trial" / "artifacts" / "workspace"
+
+    async def scenario(env: LocalEnvironment):
+        await ok(env, "mkdir -p /app/data /app/final_model && echo w > /app/final_model/model.safetensors")
+        await env.upload_file(saved, "/app/data/items.pt")
+        await ok(env, "cp /app/data/items.pt /app/data/cache.bin")
+        await env.download_dir_with_exclusions(source_dir="/app", target_dir=workspace,
+                                               exclude=list(WORKSPACE_EXCLUDES))
+
+    in_env(quiet_env(tmp_path), scenario)
+    assert listing(workspace) == ["data", "data/cache.bin", "data/items.pt"]
+    result = check_files(ItemIndex.build(items), [workspace])
+    assert result.status == "flagged" and result.evidence.numbers["items_found"] >= 10, result

@@ -37,9 +37,10 @@ def submission_path(spec: TaskSpec) -> PurePosixPath:
 
 AGENT_LOGS = PurePosixPath("/logs/agent")
 """The agent's logs (and Harbor's trajectory.json, uploaded back before the artifacts are collected)."""
-WORKSPACE_EXCLUDES = ("./final_model", "*.safetensors", "*.bin", "*.pt", "*.pth", "*.ckpt", "*.gguf", "*.onnx")
-"""What the workspace artifact leaves out: the submission (collected on its own) and weight files, which are no
-text for the contamination scan and would only make the copy large."""
+WORKSPACE_EXCLUDES = ("./final_model", "*.safetensors", "*.gguf", "*.onnx")
+"""What the workspace artifact leaves out: the submission (collected on its own) and weight-only formats. Pickle
+containers (*.pt, *.pth, *.bin, *.ckpt) are collected: a `torch.save`d list of test items is one, and the scan reads
+their pickled strings while skipping tensor storage (`integrity.payloads`)."""
 
 
 def artifact_paths(spec: TaskSpec) -> list[PurePosixPath]:

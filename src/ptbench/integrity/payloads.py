@@ -1,6 +1,7 @@
 """What a workspace file holds, opened up as texts with bounded memory: gzip, bz2, xz and zstandard streams, zip and
 tar members, notebooks' cells, base64 runs (wrapped or not), UTF-16, pickles' strings (read as opcodes, never
-unpickled), parquet/arrow columns (`columns`), a safetensors file's header and byte tensors.
+unpickled) and a torch checkpoint's one-byte tensors (its other storages skipped), parquet/arrow columns
+(`columns`), a safetensors file's header and byte tensors.
 
 A payload up to WHOLE_BYTES is held whole and opened up (3 copies deep); a larger one is read in blocks, decompressed
 as a stream, and scanned as text. Decompression has a budget (RATIO times the compressed size, at least
@@ -41,7 +42,11 @@ B64_MIN = 80
 _B64_CHARS = bytes(int(chr(b).isascii() and (chr(b).isalnum() or chr(b) in "+/\n\r")) for b in range(256))
 _B64_RUN = b"\x01" * B64_MIN
 _OVERLAP = 4096
-_STORAGE = re.compile(r"/data/[0-9]+$")
+_STORAGE = re.compile(r"/data/([0-9]+)$")
+_BYTE_STORAGES = frozenset({"torch ByteStorage", "torch CharStorage"})
+"""Tensor storages of one byte per element: text saved as a uint8/int8 tensor is read as bytes."""
+_MEMO_PUTS = frozenset({"PUT", "BINPUT", "LONG_BINPUT"})
+_MEMO_GETS = frozenset({"GET", "BINGET", "LONG_BINGET"})
 _HEADER_BYTES = 16 << 20
 
 
@@ -251,11 +256,13 @@ class _Opener:
             members = [m for m in archive.infolist() if not m.is_dir()]
             if len(members) > MAX_MEMBERS:
                 self.walk.gap(f"{where}: {len(members)} members, only the first {MAX_MEMBERS} opened")
-            bombs, pickled = len(self.walk.bombs), any(m.filename.endswith("data.pkl") for m in members)
+            bombs, pickles = len(self.walk.bombs), [m for m in members if m.filename.endswith("data.pkl")]
+            texts = _byte_storages(where, archive, pickles, self.walk)
             for member in members[:MAX_MEMBERS]:
                 inner = f"{where}!{member.filename}"
-                if pickled and _STORAGE.search(member.filename):
-                    continue  # a torch checkpoint's tensor storage: numbers, no text
+                storage = _STORAGE.search(member.filename)
+                if pickles and storage and storage.group(1) not in texts:
+                    continue  # a torch checkpoint's tensor storage of numbers, no text
                 try:
                     with archive.open(member) as stream:
                         limited = _Budget(stream, max(MIN_BUDGET, RATIO * member.compress_size), inner, self.walk)
@@ -303,6 +310,35 @@ class _Opener:
 def _utf16(data: bytes) -> bytes:
     encoding = "utf-16" if data.startswith((b"\xff\xfe", b"\xfe\xff")) else "utf-16-le"
     return data.decode(encoding, errors="replace").encode("utf-8")
+
+
+def _byte_storages(where: str, archive: zipfile.ZipFile, pickles: list[zipfile.ZipInfo], walk: Walk) -> set[str]:
+    """The keys of a torch checkpoint's one-byte storages, read from its pickles' opcodes (nothing is unpickled): in
+    each persistent id ('storage', <storage class>, key, ...) the key is the string after the class."""
+    keys: set[str] = set()
+    for member in pickles:
+        if member.file_size > WHOLE_BYTES:
+            walk.gap(f"{where}!{member.filename}: {member.file_size} bytes, its byte tensors not found")
+            continue
+        memo: dict[object, tuple[str, str | None]] = {}
+        pushed: tuple[str, str | None] = ("", None)  # what the previous opcode pushed: (a global's name, a string)
+        strings = ["", ""]  # the last two strings pushed (STACK_GLOBAL's module and name)
+        try:
+            for op, arg, _ in pickletools.genops(archive.read(member)):
+                if op.name in _MEMO_PUTS or op.name == "MEMOIZE":
+                    memo[len(memo) if arg is None else arg] = pushed
+                    continue
+                named = pushed[0]
+                pushed = (memo.get(arg, ("", None)) if op.name in _MEMO_GETS else (str(arg), None)
+                          if op.name == "GLOBAL" else (" ".join(strings), None) if op.name == "STACK_GLOBAL"
+                          else ("", arg if isinstance(arg, str) else None))
+                if pushed[1] is not None:
+                    if named in _BYTE_STORAGES:
+                        keys.add(pushed[1])
+                    strings = [strings[1], pushed[1]]
+        except Exception as exc:  # noqa: BLE001 - a damaged pickle: the storages it named before the damage still count
+            walk.gap(f"{where}!{member.filename}: cannot read: {type(exc).__name__}: {str(exc)[:200]}")
+    return keys
 
 
 def _pickle_strings(data: bytes) -> bytes:

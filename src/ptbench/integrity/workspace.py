@@ -22,7 +22,8 @@ from ptbench.integrity.packages import Installed
 if TYPE_CHECKING:
     from ptbench.integrity.columns import TokenDecoder
 
-MAX_FILES = 20_000
+MAX_FILES = 100_000
+"""Files read in all: an honest venv or datasets cache inside the workspace holds tens of thousands."""
 MAX_TOTAL_BYTES = 2 << 30
 """Bytes of text scanned in all, decoded copies included."""
 WEIGHT_SUFFIXES = (".safetensors",)
@@ -98,6 +99,8 @@ def texts(roots: list[Path], walk: Walk, decoder: TokenDecoder | None = None) ->
                 walk.gap(f"{name} and what follows: the cap of {MAX_FILES} files / {MAX_TOTAL_BYTES} bytes was reached")
                 return
             walk.files += 1
+            if size == 0:
+                continue
             try:
                 handle = _open(path)
             except (OSError, ValueError) as exc:
