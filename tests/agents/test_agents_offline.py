@@ -20,7 +20,6 @@ from ptbench.run.jobs import build_job_config, create_job, resolve_environment
 from ptbench.run.preflight import preflight
 from ptbench.store.ingest import ingest
 
-BOARDS, K, HELDOUT_SEED = 4, 2, 4321
 SCRIPT = FakeApiScript(steps=[
     Step(run="timer > /app/timer.txt"),
     Step(run="ptbench models tiny --out /app/final_model"),
@@ -29,13 +28,9 @@ SCRIPT = FakeApiScript(steps=[
 
 
 @pytest.fixture(scope="module")
-def task(tmp_path_factory, tiny_dir) -> Path:
-    """frogs-single-tiny with few held-out boards, exported."""
-    from ptbench.demo.config import DemoConfig
-    from ptbench.run.export import export_task
-
-    spec = DemoConfig(heldout_boards=BOARDS, samples_per_board=K).spec()
-    return export_task(spec, tmp_path_factory.mktemp("tasks"), heldout_seed=HELDOUT_SEED)
+def task(small_frogs_task: Path) -> Path:
+    """frogs-single-tiny with few held-out boards, exported (shared with the session)."""
+    return small_frogs_task
 
 
 def run_agent(base: Path, task: Path, agent: str, settings: AgentSettings, api: FakeApi) -> SimpleNamespace:
