@@ -56,6 +56,23 @@ def tiny_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
+def small_frogs_spec():
+    """frogs-single-tiny with the demo's few held-out boards (4 boards, 2 samples each): the cheapest frogs task."""
+    from ptbench.demo.config import DemoConfig
+
+    return DemoConfig(heldout_boards=4, samples_per_board=2).spec()
+
+
+@pytest.fixture(scope="session")
+def small_frogs_task(tmp_path_factory: pytest.TempPathFactory, small_frogs_spec, tiny_dir: Path) -> Path:
+    """`small_frogs_spec` exported once for the whole session (held-out seed 4321). Shared: read it, never change it;
+    a test that edits the task copies it first (`shutil.copytree`)."""
+    from ptbench.run.export import export_task
+
+    return export_task(small_frogs_spec, tmp_path_factory.mktemp("small-frogs"), heldout_seed=4321)
+
+
+@pytest.fixture(scope="session")
 def cli():
     """The `run_cli` helper as a fixture (session-scoped, so module fixtures can use it too)."""
     return run_cli

@@ -36,7 +36,6 @@ ROOT = Path(__file__).resolve().parents[2]
 CONTAINERS_CONF = ROOT / "scripts" / "podman" / "containers.conf"
 BASE_IMAGE = ROOT / "scripts" / "podman" / "base-image"
 DEPS_IMAGE = "localhost/ptbench-python-deps:3.12"
-BOARDS, K, HELDOUT_SEED = 4, 2, 4321
 RECIPE_IN_TASK = "/solution/recipe.json"
 
 
@@ -65,14 +64,13 @@ def engine() -> Iterator[None]:
 
 @pytest.fixture(scope="module")
 def task_dir(engine: None, pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory,
-             short_recipe: Path) -> Path:
-    """frogs-single-tiny with the demo's few boards, exported; a shortened recipe for the oracle; its image built."""
-    from ptbench.demo.config import DemoConfig
-    from ptbench.run.export import export_task
+             short_recipe: Path, small_frogs_task: Path) -> Path:
+    """frogs-single-tiny with the demo's few boards (the session's export, copied); a shortened recipe for the oracle;
+    its image built."""
     from ptbench.run.image import DIST, wheelhouse
 
-    spec = DemoConfig(heldout_boards=BOARDS, samples_per_board=K).spec()
-    task = export_task(spec, tmp_path_factory.mktemp("tasks"), heldout_seed=HELDOUT_SEED)
+    task = tmp_path_factory.mktemp("tasks") / small_frogs_task.name
+    shutil.copytree(small_frogs_task, task, symlinks=True)
     shutil.copyfile(short_recipe, task / "solution" / "recipe.json")
     context = task / "environment"
     dockerfile = context / "Dockerfile"
@@ -130,7 +128,8 @@ def build_image(context: Path) -> None:
     assert proc.wait() == 0, "\n".join(tail)
 
 
-def test_reference_agent_and_verifier_run_in_podman_and_end_verified(task_dir: Path, tmp_path: Path) -> None:
+def test_reference_agent_and_verifier_run_in_podman_and_end_verified(task_dir: Path, tmp_path: Path,
+                                                                     small_frogs_spec) -> None:
     from harbor.models.environment_type import EnvironmentType
     from harbor.models.trial.config import EnvironmentConfig, TaskConfig
 
@@ -163,7 +162,7 @@ def test_reference_agent_and_verifier_run_in_podman_and_end_verified(task_dir: P
     assert result["agent_info"]["name"] == "oracle" and result["exception_info"] is None
     assert "saved the post-trained model" in (trial_dir / "agent" / "oracle.txt").read_text()  # the recipe ran
     details = json.loads((trial_dir / "verifier" / "details.json").read_text())
-    assert details["evaluation"]["generation"]["epochs"] == K
+    assert details["evaluation"]["generation"]["epochs"] == small_frogs_spec.samples_per_item
     substitution = next(check for check in details["integrity"] if check["name"] == "model-substitution")
     assert substitution["status"] == "passed" and "instruct" in substitution["evidence"]["items"], substitution
     assert json.loads((trial_dir / "verifier" / "reward.json").read_text())["reward"] == row.score
