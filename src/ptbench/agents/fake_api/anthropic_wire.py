@@ -16,14 +16,6 @@ from ptbench.agents.fake_api.tools import Tool, tool_call
 INPUT_TOKENS, OUTPUT_TOKENS = 10, 5
 
 
-def turns(body: dict[str, Any]) -> int:
-    """Assistant turns the conversation already holds."""
-    messages = body.get("messages")
-    if not isinstance(messages, list):
-        return 0
-    return sum(isinstance(m, dict) and m.get("role") == "assistant" for m in messages)
-
-
 def tools_of(body: dict[str, Any]) -> list[Tool]:
     """The request's tools (client tools with an input schema)."""
     return [Tool(str(t["name"]), t.get("input_schema") or {}) for t in body.get("tools") or []

@@ -14,14 +14,6 @@ _SCHEMA_KEYS = ("parameters", "parametersJsonSchema", "parameters_json_schema")
 """Where a function declaration's JSON schema is (Gemini's OpenAPI subset, or a JSON schema in either spelling)."""
 
 
-def turns(body: dict[str, Any]) -> int:
-    """Model turns the conversation already holds."""
-    contents = body.get("contents")
-    if not isinstance(contents, list):
-        return 0
-    return sum(isinstance(c, dict) and c.get("role") == "model" for c in contents)
-
-
 def tools_of(body: dict[str, Any]) -> list[Tool]:
     """The request's function declarations."""
     found = []

@@ -103,7 +103,7 @@ def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
                 else:
                     self._json(200, list(wire.responses_events(step, body, model))[-1]["response"])
             elif path.endswith("/chat/completions"):
-                step = api.script.step(wire.chat_turns(body))
+                step = api.script.step(wire.role_turns(body))
                 if body.get("tools"):
                     chunks, whole = wire.chat_tool_chunks(step, body, model), wire.chat_tool_answer(step, body, model)
                 else:
@@ -116,7 +116,7 @@ def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
             elif path.endswith("/messages/count_tokens"):
                 self._json(200, {"input_tokens": anthropic_wire.INPUT_TOKENS})
             elif path.endswith("/messages"):
-                step = api.script.step(anthropic_wire.turns(body))
+                step = api.script.step(wire.role_turns(body))
                 if stream:
                     self._stream(list(anthropic_wire.events(step, body, model)))
                 else:
@@ -131,7 +131,7 @@ def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
             if method == "countTokens":
                 self._json(200, {"totalTokens": google_wire.USAGE["promptTokenCount"]})
             elif method in ("generateContent", "streamGenerateContent"):
-                answer = google_wire.response(api.script.step(google_wire.turns(body)), body, model)
+                answer = google_wire.response(api.script.step(wire.role_turns(body, "contents", "model")), body, model)
                 if method == "streamGenerateContent":
                     self._stream([(None, answer)])
                 else:

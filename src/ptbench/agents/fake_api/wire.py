@@ -27,12 +27,13 @@ def responses_turns(body: dict[str, Any]) -> int:
                                            or item.get("role") == "assistant") for item in items)
 
 
-def chat_turns(body: dict[str, Any]) -> int:
-    """Assistant turns in a Chat Completions request."""
-    messages = body.get("messages")
-    if not isinstance(messages, list):
+def role_turns(body: dict[str, Any], key: str = "messages", role: str = "assistant") -> int:
+    """The model's turns in a request's conversation, `body[key]`, told by their `role` (Chat Completions and
+    Anthropic: messages of the assistant; Google: contents of the model)."""
+    items = body.get(key)
+    if not isinstance(items, list):
         return 0
-    return sum(isinstance(message, dict) and message.get("role") == "assistant" for message in messages)
+    return sum(isinstance(item, dict) and item.get("role") == role for item in items)
 
 
 def responses_item(step: Step, body: dict[str, Any]) -> dict[str, Any]:
