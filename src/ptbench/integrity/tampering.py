@@ -73,9 +73,10 @@ def check_overclaim(workspace: Path | None, score: float, samples: int) -> Check
     if isinstance(found, str):
         return passed(OVERCLAIM, f"results.json unreadable ({found}), so nothing is claimed",
                       Evidence(files=["results.json"], items=[f"unreadable: {found}"]))
-    claim = max(found, key=lambda c: c.value)
+    ranked = sorted(found, key=lambda c: -c.value)  # the claim checked (the highest) listed first
+    claim = ranked[0]
     upper = wilson_upper(score, samples)
-    evidence = Evidence(files=["results.json"], items=[f"{c.where} = {c.written}" for c in found[:MAX_LISTED]],
+    evidence = Evidence(files=["results.json"], items=[f"{c.where} = {c.written}" for c in ranked[:MAX_LISTED]],
                         numbers={"claimed": claim.value, "verified": score, "upper_95": round(upper, 4),
                                  "samples": samples, "claims": len(found)})
     if claim.value > upper:

@@ -64,8 +64,6 @@ def _wilson(verified: float, samples: int) -> Interval | None:
 
 
 def _where(check: CheckResult) -> str | None:
-    """Where in results.json the highest claim was (the check's reason names it in parentheses)."""
-    reason = check.reason
-    start = reason.find("(")
-    end = reason.find(")", start)
-    return reason[start + 1:end].split(" = ")[0][:120] if 0 <= start < end else None
+    """Where in results.json the highest claim was (the check lists it first, as `where = written`)."""
+    items = check.evidence.items
+    return items[0].split(" = ", 1)[0][:120] if items else None

@@ -72,10 +72,9 @@ def spend_axis(rows: Sequence[AgentSpend]) -> Axis:
     """What spend is compared on, the same for every agent: API cost if every scored agent has one, else tokens,
     else the agents' hours."""
     scored = [r for r in rows if r.score is not None]
-    for axis in ("cost_usd", "tokens"):
-        if scored and all(getattr(r, axis) is not None for r in scored):
-            return axis  # type: ignore[return-value]  # one of Axis's literals
-    return "agent_hours"
+    candidates: tuple[Axis, ...] = ("cost_usd", "tokens")
+    return next((axis for axis in candidates if scored and all(getattr(r, axis) is not None for r in scored)),
+                "agent_hours")
 
 
 def _on_front(row: AgentSpend, rows: list[AgentSpend], axis: Axis) -> bool | None:

@@ -48,9 +48,9 @@ def tool_call(step: Step, tools: list[Tool]) -> tuple[str, dict[str, Any]]:
     if shell is None:
         raise NoTool(f"no tool with a command argument among {[t.name for t in tools]}")
     command = step.shell_command() or ""
-    is_list = shell.properties["command"].get("type") == "array" if isinstance(shell.properties["command"], dict) \
-        else False
-    return shell.name, _filled(shell, {"command": ["bash", "-lc", command] if is_list else command})
+    spec = shell.properties["command"]
+    as_argv = isinstance(spec, dict) and spec.get("type") == "array"
+    return shell.name, _filled(shell, {"command": ["bash", "-lc", command] if as_argv else command})
 
 
 def _path_key(tool: Tool) -> str | None:
