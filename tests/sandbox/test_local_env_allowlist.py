@@ -1,0 +1,120 @@
+"""An allowlist sandbox: only the allowed hosts answer (test hosts: names the environment's `egress_hosts` maps to a
+peer in a network namespace of the test's own); a forbidden host, a raw address, a DNS lookup of a forbidden name, an
+SNI or Host naming a forbidden host, a UDP datagram and the host's own addresses are refused at once; every attempt
+is in the trial's egress record, which reaches the verifier's /logs/agent intact whatever the agent wrote there."""
+
+from __future__ import annotations
+
+import json
+
+from harbor.models.task.config import EnvironmentConfig, NetworkMode, NetworkPolicy
+from harbor.models.trial.paths import TrialPaths
+from test_local_env_sandbox import in_env, ok
+from tests.egress.test_policy_peek import client_hello
+
+from ptbench.egress.record import read_record
+from ptbench.sandbox.local import LocalEnvironment
+
+ALLOWED = ["allowed.test", "own.test"]
+
+# Each attempt: [name, host (resolved inside, through the sandbox's DNS), port, first bytes (latin-1) or None for a
+# UDP datagram]; prints {name: outcome}: the answer's text, or an exception's name.
+PROBE = r"""python3 - <<'EOF'
+import json, socket
+def attempt(host, port, data):
+    try:
+        address = socket.gethostbyname(host)
+    except OSError as error:
+        return type(error).__name__
+    kind = socket.SOCK_DGRAM if data is None else socket.SOCK_STREAM
+    with socket.socket(socket.AF_INET, kind) as client:
+        client.settimeout(20)
+        try:
+            if data is None:
+                client.sendto(b"ping", (address, port))
+                return "sent"
+            client.connect((address, port))
+            client.sendall(data.encode("latin-1"))
+            return client.recv(16).decode() or "closed"
+        except OSError as error:
+            return type(error).__name__
+print(json.dumps({name: attempt(host, port, data) for name, host, port, data in ATTEMPTS}))
+EOF"""
+
+
+def allowlist_env(tmp_path, hosts: dict[str, str]) -> LocalEnvironment:
+    trial_paths = TrialPaths(tmp_path / "trial")
+    trial_paths.mkdir()
+    policy = NetworkPolicy(network_mode=NetworkMode.ALLOWLIST, allowed_hosts=ALLOWED)
+    return LocalEnvironment(
+        environment_dir=tmp_path / "environment",
+        environment_name="unit",
+        session_id="unit__allowlist",
+        trial_paths=trial_paths,
+        task_env_config=EnvironmentConfig(workdir="/app", network_mode=NetworkMode.ALLOWLIST, allowed_hosts=ALLOWED),
+        network_policy=policy,
+        phase_network_policies=[policy, NetworkPolicy(network_mode=NetworkMode.NO_NETWORK)],
+        mounts=[{"type": "bind", "source": str(trial_paths.agent_dir), "target": "/logs/agent"}],
+        sandbox_dir=str(tmp_path / "sandboxes"),
+        egress_hosts=[f"{name}={address}" for name, address in hosts.items()],
+    )
+
+
+def http(host: str) -> str:
+    return f"GET /path HTTP/1.1\r\nHost: {host}\r\n\r\n"
+
+
+def test_only_allowed_hosts_answer_and_every_attempt_is_recorded(tmp_path, loopback_server, host_ip, peer):
+    with (loopback_server(meet=1, listener=peer.listener()) as remote,
+          loopback_server(meet=1, host=host_ip) as own):
+        attempts = [
+            ("allowed", "allowed.test", remote.port, http("allowed.test")),
+            ("allowed_by_dns_name", "allowed.test", remote.port, "bytes naming no host"),
+            ("forbidden_dns", "forbidden.test", remote.port, http("forbidden.test")),
+            ("forbidden_host_header", "allowed.test", remote.port, http("forbidden.test")),
+            ("forbidden_sni", "allowed.test", remote.port, client_hello("forbidden.test").decode("latin-1")),
+            ("raw_address", peer.address, remote.port, "bytes naming no host"),
+            ("udp", peer.address, remote.port, None),
+            ("host_own_address", "own.test", own.port, http("own.test")),
+        ]
+        probe = PROBE.replace("ATTEMPTS", repr(attempts))
+
+        async def scenario(env):
+            await ok(env, "echo forged > /logs/agent/egress.jsonl")
+            undo = await env.exec("nft flush ruleset 2>&1; ip route del default 2>&1", user="root")
+            outcomes = json.loads(await ok(env, probe))
+            await env.set_network_policy(NetworkPolicy(network_mode=NetworkMode.NO_NETWORK))  # the verifier's
+            after = json.loads(await ok(env, probe))
+            (tmp_path / "tests").mkdir()
+            await env.upload_dir(tmp_path / "tests", "/tests")  # the verifier's phase begins
+            return undo.stdout, outcomes, after, await ok(env, "cat /logs/agent/egress.jsonl")
+
+        undo, outcomes, after, handed = in_env(
+            allowlist_env(tmp_path, {"allowed.test": peer.address, "own.test": host_ip}), scenario)
+        reached = remote.connections, own.connections
+    assert undo.count("Operation not permitted") == 2, undo  # no CAP_NET_ADMIN inside
+    assert outcomes == {
+        "allowed": "go\n",
+        "allowed_by_dns_name": "go\n",
+        "forbidden_dns": "gaierror",
+        "forbidden_host_header": "ConnectionResetError",
+        "forbidden_sni": "ConnectionResetError",
+        "raw_address": "ConnectionResetError",
+        "udp": "PermissionError",
+        "host_own_address": "ConnectionResetError",
+    }
+    assert reached == (2, 0)
+    assert after["allowed"] == "gaierror"  # the no-network phase: nothing answers
+    record = read_record(tmp_path / "trial" / "egress.jsonl")
+    assert not record.partial
+    seen = [(event.phase, event.protocol, event.asked, event.allowed) for event in record.events]
+    for expected in [("agent", "dns", "allowed.test", True), ("agent", "http", "allowed.test", True),
+                     ("agent", "tcp", "allowed.test", True), ("agent", "dns", "forbidden.test", False),
+                     ("agent", "http", "forbidden.test", False), ("agent", "tls", "forbidden.test", False),
+                     ("agent", "tcp", None, False), ("agent", "http", "own.test", False),
+                     ("agent", "dns", "allowed.test", False)]:
+        assert expected in seen, (expected, seen)
+    raw = next(event for event in record.events if event.asked is None)
+    assert (raw.address, raw.port) == (peer.address, remote.port)
+    assert "forged" not in handed
+    assert {json.loads(line)["phase"] for line in handed.splitlines()} == {"agent"}
