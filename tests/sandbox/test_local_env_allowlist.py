@@ -118,3 +118,19 @@ def test_only_allowed_hosts_answer_and_every_attempt_is_recorded(tmp_path, loopb
     assert (raw.address, raw.port) == (peer.address, remote.port)
     assert "forged" not in handed
     assert {json.loads(line)["phase"] for line in handed.splitlines()} == {"agent"}
+
+
+def test_a_separate_verifier_gets_the_trials_record_in_its_agent_logs(tmp_path):
+    from test_local_env_sandbox import make_env
+
+    from ptbench.egress.record import EgressEvent, EgressWriter
+
+    env = make_env(tmp_path, network=NetworkMode.NO_NETWORK, session_id="trial__verifier_1")
+    writer = EgressWriter(tmp_path / "trial" / "egress.jsonl")
+    writer.write(EgressEvent(time=1.0, phase="agent", protocol="tls", asked="api.openai.test", port=443))
+    writer.close()
+
+    async def scenario(env):
+        return await ok(env, "cat /logs/agent/egress.jsonl")
+
+    assert in_env(env, scenario) == (tmp_path / "trial" / "egress.jsonl").read_text()

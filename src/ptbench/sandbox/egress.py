@@ -4,11 +4,12 @@ trial files, and the sandbox network it serves (allowlist.py, one per holder).
 The record is written host-side at `<trial dir>/egress.jsonl` (egress/record.py: capped, no symlink followed), where
 nothing inside the sandbox can write; when the verifier's tests arrive, a copy of it goes into the sandbox's
 /logs/agent (the agent's processes have ended by then, and whatever the agent left at that name is replaced), where
-the verifier reads it with the agent's logs.
+the verifier reads it with the agent's logs; a separate verifier's environment gets the copy when it starts.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
@@ -52,6 +53,14 @@ def parse_hosts(value: str | list[str] | None) -> dict[str, str]:
     return hosts
 
 
+def hand_to_verifier(trial_dir: Path, paths: sandbox_files.PathMap) -> None:
+    """The trial's record, if it has one, into the sandbox's /logs/agent (over whatever is there)."""
+    record = trial_dir / FILE_NAME
+    if os.path.isfile(record) and not os.path.islink(record):
+        target = str(PurePosixPath(EnvironmentPaths.agent_dir) / FILE_NAME)
+        sandbox_files.upload_file(record, paths.locate(target))
+
+
 class SandboxEgress:
     """The proxy of one environment (kept across its holders) and its record."""
 
@@ -84,8 +93,7 @@ class SandboxEgress:
         if self._proxy is None or self.record is None:
             return
         self._proxy.phase = "verifier"
-        target = str(PurePosixPath(EnvironmentPaths.agent_dir) / FILE_NAME)
-        sandbox_files.upload_file(self.record, paths.locate(target))
+        hand_to_verifier(self.record.parent, paths)
 
     def close(self) -> None:
         if self._proxy is not None:
