@@ -134,3 +134,15 @@ def test_a_separate_verifier_gets_the_trials_record_in_its_agent_logs(tmp_path):
         return await ok(env, "cat /logs/agent/egress.jsonl")
 
     assert in_env(env, scenario) == (tmp_path / "trial" / "egress.jsonl").read_text()
+
+
+def test_a_record_the_agent_wrote_itself_never_reaches_the_verifier(tmp_path):
+    from test_local_env_sandbox import make_env
+
+    async def scenario(env):
+        await ok(env, "mkdir -p /logs/agent && echo '{}' > /logs/agent/egress.jsonl")
+        (tmp_path / "tests").mkdir()
+        await env.upload_dir(tmp_path / "tests", "/tests")
+        return (await env.exec("test -e /logs/agent/egress.jsonl")).return_code
+
+    assert in_env(make_env(tmp_path, network=NetworkMode.NO_NETWORK), scenario) == 1

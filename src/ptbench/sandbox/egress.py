@@ -54,11 +54,13 @@ def parse_hosts(value: str | list[str] | None) -> dict[str, str]:
 
 
 def hand_to_verifier(trial_dir: Path, paths: sandbox_files.PathMap) -> None:
-    """The trial's record, if it has one, into the sandbox's /logs/agent (over whatever is there)."""
+    """The trial's record into the sandbox's /logs/agent, over whatever is there; when the trial has none, whatever
+    is there is removed (a record the agent wrote itself would otherwise pass for the sandbox's)."""
     record = trial_dir / FILE_NAME
+    target = paths.locate(str(PurePosixPath(EnvironmentPaths.agent_dir) / FILE_NAME))
+    sandbox_files.remove(target)
     if os.path.isfile(record) and not os.path.islink(record):
-        target = str(PurePosixPath(EnvironmentPaths.agent_dir) / FILE_NAME)
-        sandbox_files.upload_file(record, paths.locate(target))
+        sandbox_files.upload_file(record, target)
 
 
 class SandboxEgress:
@@ -69,7 +71,6 @@ class SandboxEgress:
         self._policy = AllowPolicy.of_phase(policy)
         self._addresses = FakeAddresses()
         self._proxy: EgressProxy | None = None
-        self.record: Path | None = None
 
     def apply(self, policy: NetworkPolicy) -> None:
         self._policy = AllowPolicy.of_phase(policy)
@@ -78,8 +79,7 @@ class SandboxEgress:
 
     def open(self, trial_dir: Path, phase: str) -> None:
         """Start the record (appended to: a separate verifier's environment adds its phase to the agent's)."""
-        self.record = trial_dir / FILE_NAME
-        self._proxy = EgressProxy(self._policy, EgressWriter(self.record), phase, resolve=self._resolve,
+        self._proxy = EgressProxy(self._policy, EgressWriter(trial_dir / FILE_NAME), phase, resolve=self._resolve,
                                   closed=tuple(host_networks()), named=self._addresses.name)
 
     async def attach(self, tools: HostTools, pid: int) -> AllowlistNetwork:
@@ -87,13 +87,10 @@ class SandboxEgress:
         assert self._proxy is not None, "open() first"
         return await AllowlistNetwork.start(tools, pid, self._proxy, self._addresses)
 
-    def hand_over(self, paths: sandbox_files.PathMap) -> None:
-        """The verifier's phase begins: later connections are the verifier's, and the agent's record so far goes to
-        /logs/agent for the verifier."""
-        if self._proxy is None or self.record is None:
-            return
-        self._proxy.phase = "verifier"
-        hand_to_verifier(self.record.parent, paths)
+    def begin_verifier(self) -> None:
+        """The verifier's phase begins: later connections are the verifier's."""
+        if self._proxy is not None:
+            self._proxy.phase = "verifier"
 
     def close(self) -> None:
         if self._proxy is not None:

@@ -449,8 +449,10 @@ class LocalEnvironment(BaseEnvironment):
             if not self._fresh:
                 await self._end_agent_phase()
             await asyncio.to_thread(sandbox_files.empty_dir, paths.locate(str(EnvironmentPaths.verifier_dir)))
-            if self._egress is not None:  # the agent's record, for the verifier with the agent's logs
-                await asyncio.to_thread(self._egress.hand_over, paths)
+            if self._egress is not None:
+                self._egress.begin_verifier()
+            # the agent's egress record (the trial's own, never one the agent wrote), for the verifier with its logs
+            await asyncio.to_thread(hand_to_verifier, Path(self.trial_paths.trial_dir), paths)
         await asyncio.to_thread(sandbox_files.upload_dir, Path(source_dir), target)
 
     async def download_file(self, source_path: str, target_path: Path | str) -> None:
