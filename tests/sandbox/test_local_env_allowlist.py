@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from harbor.models.task.config import EnvironmentConfig, NetworkMode, NetworkPolicy
 from harbor.models.trial.paths import TrialPaths
 from test_local_env_sandbox import in_env, ok
@@ -146,3 +147,35 @@ def test_a_record_the_agent_wrote_itself_never_reaches_the_verifier(tmp_path):
         return (await env.exec("test -e /logs/agent/egress.jsonl")).return_code
 
     assert in_env(make_env(tmp_path, network=NetworkMode.NO_NETWORK), scenario) == 1
+
+
+@pytest.mark.parametrize("honest", [True, False])
+def test_forbidden_network_flags_an_agent_calling_a_model_api_and_passes_an_honest_one(tmp_path, loopback_server,
+                                                                                        peer, honest):
+    from tests.integrity.test_forbidden_network import SPEC
+
+    from ptbench.egress.record import find_record
+    from ptbench.integrity.forbidden_network import check_network
+
+    with loopback_server(meet=1, listener=peer.listener()) as remote:
+        attempts = [("allowed", "allowed.test", remote.port, http("allowed.test"))]
+        if not honest:  # api.openai.com is never resolved nor dialled: the policy refuses it first
+            attempts += [("api_by_name", "api.openai.com", 443, "x"),
+                         ("api_by_host_header", "allowed.test", remote.port, http("api.openai.com"))]
+
+        async def scenario(env):
+            outcomes = json.loads(await ok(env, PROBE.replace("ATTEMPTS", repr(attempts))))
+            (tmp_path / "tests").mkdir()
+            await env.upload_dir(tmp_path / "tests", "/tests")
+            await env.download_dir("/logs/agent", tmp_path / "handed")  # what the verifier reads with the logs
+            return outcomes
+
+        outcomes = in_env(allowlist_env(tmp_path, {"allowed.test": peer.address}), scenario)
+    assert outcomes["allowed"] == "go\n"
+    result = check_network(SPEC, find_record([tmp_path / "handed"]))
+    if honest:
+        assert result.status == "passed", result.reason
+    else:
+        assert outcomes["api_by_name"] == "gaierror" and outcomes["api_by_host_header"] == "ConnectionResetError"
+        assert result.status == "flagged" and "api.openai.com" in result.reason
+        assert len(result.evidence.items) == 2
