@@ -121,7 +121,7 @@ def test_only_allowed_hosts_answer_and_every_attempt_is_recorded(tmp_path, loopb
     assert {json.loads(line)["phase"] for line in handed.splitlines()} == {"agent"}
 
 
-def test_a_separate_verifier_gets_the_trials_record_in_its_agent_logs(tmp_path):
+def test_a_separate_verifier_gets_the_trials_record_over_the_agent_logs_restored_there(tmp_path):
     from test_local_env_sandbox import make_env
 
     from ptbench.egress.record import EgressEvent, EgressWriter
@@ -132,6 +132,9 @@ def test_a_separate_verifier_gets_the_trials_record_in_its_agent_logs(tmp_path):
     writer.close()
 
     async def scenario(env):
+        await ok(env, "mkdir -p /logs/agent && echo forged > /logs/agent/egress.jsonl")  # as the artifacts have it
+        (tmp_path / "tests").mkdir()
+        await env.upload_dir(tmp_path / "tests", "/tests")
         return await ok(env, "cat /logs/agent/egress.jsonl")
 
     assert in_env(env, scenario) == (tmp_path / "trial" / "egress.jsonl").read_text()

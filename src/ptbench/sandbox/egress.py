@@ -4,7 +4,8 @@ trial files, and the sandbox network it serves (allowlist.py, one per holder).
 The record is written host-side at `<trial dir>/egress.jsonl` (egress/record.py: capped, no symlink followed), where
 nothing inside the sandbox can write; when the verifier's tests arrive, a copy of it goes into the sandbox's
 /logs/agent (the agent's processes have ended by then, and whatever the agent left at that name is replaced), where
-the verifier reads it with the agent's logs; a separate verifier's environment gets the copy when it starts.
+the verifier reads it with the agent's logs (in a separate verifier's environment too: its tests arrive after
+Harbor restored the agent's logs there from the artifacts).
 """
 
 from __future__ import annotations
@@ -26,18 +27,11 @@ from ptbench.sandbox.host import HostTools
 
 
 def uses_proxy(baseline: NetworkPolicy | None, phases: Sequence[NetworkPolicy] | None) -> bool:
-    """Whether an environment runs behind the proxy: an allowlist among its policies and no `public` one (a
-    `no-network` phase is then an empty allowlist)."""
+    """Whether an environment runs behind the proxy: an allowlist among its policies. Its other phases then run
+    there too: `no-network` as an empty allowlist, `public` as the proxy allowing every host (TCP and DNS only, each
+    connection recorded, the host's own addresses still closed)."""
     modes = {policy.network_mode for policy in [*([baseline] if baseline else []), *(phases or [])]}
-    return NetworkMode.ALLOWLIST in modes and NetworkMode.PUBLIC not in modes
-
-
-def check_modes(baseline: NetworkPolicy | None, phases: Sequence[NetworkPolicy] | None) -> None:
-    """ValueError for an allowlist beside `public`: the proxy cannot give one phase the public network."""
-    modes = {policy.network_mode for policy in [*([baseline] if baseline else []), *(phases or [])]}
-    if {NetworkMode.ALLOWLIST, NetworkMode.PUBLIC} <= modes:
-        raise ValueError("the local environment cannot give one phase an allowlist and another the public network "
-                         "(an allowlist runs every phase behind its egress proxy)")
+    return NetworkMode.ALLOWLIST in modes
 
 
 def parse_hosts(value: str | list[str] | None) -> dict[str, str]:

@@ -37,7 +37,7 @@ from ptbench.sandbox import files as sandbox_files
 from ptbench.sandbox import seccomp as sandbox_seccomp
 from ptbench.sandbox.allowlist import AllowlistNetwork, route_tool
 from ptbench.sandbox.disk import find_disk_tools, mount_disk, storage_bytes
-from ptbench.sandbox.egress import SandboxEgress, check_modes, hand_to_verifier, uses_proxy
+from ptbench.sandbox.egress import SandboxEgress, hand_to_verifier, uses_proxy
 from ptbench.sandbox.exec import (
     DEFAULT_PATH,
     HolderBoundingSet,
@@ -114,7 +114,6 @@ class LocalEnvironment(BaseEnvironment):
     ) -> None:
         # Read by the capability validators inside BaseEnvironment.__init__.
         self._gpu_nodes = gpu_device_nodes()
-        check_modes(kwargs.get("network_policy"), kwargs.get("phase_network_policies"))
         self._proxied = uses_proxy(kwargs.get("network_policy"), kwargs.get("phase_network_policies"))
         if disk not in ("image", "host"):
             raise ValueError(f"the local environment's disk is 'image' or 'host', not {disk!r}")
@@ -285,8 +284,6 @@ class LocalEnvironment(BaseEnvironment):
             await asyncio.to_thread(env_dir.remove)
             raise
         self._paths = sandbox_files.PathMap(env_dir.root, self._binds)
-        if is_separate_verifier(self.session_id, self.trial_paths.trial_dir):  # the agent's egress, for the verifier
-            await asyncio.to_thread(hand_to_verifier, Path(self.trial_paths.trial_dir), self._paths)
         if self._image.unset:
             self.logger.debug(f"left unset (paths of the image this host lacks): {', '.join(self._image.unset)}")
         self.logger.debug(f"local environment {self.session_id} started in {env_dir.path}")

@@ -1,7 +1,7 @@
 """Can the local environment run this Harbor task? Checked before launching a job.
 
 Harbor builds environments outside a trial's error handling, so one task the environment rejects
-(GPUs it lacks, IPv6 allowlist entries, a phase network policy it cannot switch to: `public` beside another mode)
+(GPUs it lacks, IPv6 allowlist entries, a phase network policy it cannot switch to: one without an allowlist)
 aborts the whole job and leaves that trial without a result. `check_task_supported` builds the same
 environments a trial would, with the same network plan, and reports every refusal as one line.
 """
@@ -30,7 +30,7 @@ from ptbench.sandbox.egress import uses_proxy
 from ptbench.sandbox.local import LocalEnvironment
 
 _NO_SWITCH = ("network policy differs from its environment's, and the local environment switches policies only "
-              "behind its egress proxy (allowlist and no-network phases)")
+              "behind its egress proxy (when one of its phases has an allowlist)")
 
 
 def check_task_supported(task_dir: Path) -> list[str]:
