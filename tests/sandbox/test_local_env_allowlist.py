@@ -43,18 +43,21 @@ print(json.dumps({name: attempt(host, port, data) for name, host, port, data in 
 EOF"""
 
 
-def allowlist_env(tmp_path, hosts: dict[str, str]) -> LocalEnvironment:
+ALLOWLIST = NetworkPolicy(network_mode=NetworkMode.ALLOWLIST, allowed_hosts=ALLOWED)
+
+
+def allowlist_env(tmp_path, hosts: dict[str, str], baseline: NetworkPolicy = ALLOWLIST) -> LocalEnvironment:
     trial_paths = TrialPaths(tmp_path / "trial")
     trial_paths.mkdir()
-    policy = NetworkPolicy(network_mode=NetworkMode.ALLOWLIST, allowed_hosts=ALLOWED)
     return LocalEnvironment(
         environment_dir=tmp_path / "environment",
         environment_name="unit",
         session_id="unit__allowlist",
         trial_paths=trial_paths,
-        task_env_config=EnvironmentConfig(workdir="/app", network_mode=NetworkMode.ALLOWLIST, allowed_hosts=ALLOWED),
-        network_policy=policy,
-        phase_network_policies=[policy, NetworkPolicy(network_mode=NetworkMode.NO_NETWORK)],
+        task_env_config=EnvironmentConfig(workdir="/app", network_mode=baseline.network_mode,
+                                          allowed_hosts=baseline.allowed_hosts or None),
+        network_policy=baseline,
+        phase_network_policies=[ALLOWLIST, NetworkPolicy(network_mode=NetworkMode.NO_NETWORK)],
         mounts=[{"type": "bind", "source": str(trial_paths.agent_dir), "target": "/logs/agent"}],
         sandbox_dir=str(tmp_path / "sandboxes"),
         egress_hosts=[f"{name}={address}" for name, address in hosts.items()],
@@ -182,3 +185,20 @@ def test_forbidden_network_flags_an_agent_calling_a_model_api_and_passes_an_hone
         assert outcomes["api_by_name"] == "gaierror" and outcomes["api_by_host_header"] == "ConnectionResetError"
         assert result.status == "flagged" and "api.openai.com" in result.reason
         assert len(result.evidence.items) == 2
+
+
+def test_a_public_baseline_beside_an_agent_allowlist_reaches_everything_until_the_agent_phase(tmp_path, loopback_server,
+                                                                                             peer):
+    with loopback_server(meet=1, listener=peer.listener()) as remote:
+        probe = PROBE.replace("ATTEMPTS", repr([("raw_address", peer.address, remote.port, "no host named")]))
+
+        async def scenario(env):
+            before = json.loads(await ok(env, probe))
+            await env.set_network_policy(ALLOWLIST)  # Harbor's switch as the agent starts
+            return before, json.loads(await ok(env, probe))
+
+        before, during = in_env(allowlist_env(tmp_path, {}, NetworkPolicy(network_mode=NetworkMode.PUBLIC)), scenario)
+        reached = remote.connections
+    assert (before, during, reached) == ({"raw_address": "go\n"}, {"raw_address": "ConnectionResetError"}, 1)
+    events = read_record(tmp_path / "trial" / "egress.jsonl").events
+    assert [(event.address, event.allowed) for event in events] == [(peer.address, True), (peer.address, False)]
