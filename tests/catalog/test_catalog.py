@@ -57,7 +57,9 @@ def test_task_shapes():
             assert (spec.device, spec.gpus, spec.budget_hours) == ("gpu", 1, 10)
     assert get_task("frogs-single-tiny").tiers == ("tiny",)
     tinker_tiny, tiny = get_task("frogs-multi-tinker-tiny"), get_task("frogs-multi-tiny")
-    assert tinker_tiny.model_dump(exclude={"name", "backend"}) == tiny.model_dump(exclude={"name", "backend"})
+    differs = {"name", "backend", "agent_allowed_hosts"}  # the Tinker one's agent reaches the local Tinker alone
+    assert tinker_tiny.model_dump(exclude=differs) == tiny.model_dump(exclude=differs)
+    assert (tinker_tiny.agent_allowed_hosts, tiny.agent_allowed_hosts) == ((), None)
     assert "'train' split IS the eval data" in get_task("bfcl-qwen3-4b").allowed_training_data
     assert "train split is allowed" in get_task("gsm8k-tiny").allowed_training_data
 

@@ -70,6 +70,15 @@ def test_the_sandboxes_reached_the_server_through_their_forwarded_port_only(tink
     assert url == f"http://127.0.0.1:{port}" and port in environment["kwargs"]["forward_ports"]
     assert environment["env"]["PTBENCH_TINKER_URL"] == url
     assert config["verifier"]["env"]["TINKER_BASE_URL"] == url  # over the task's, which names the host's (unset)
+    # The agent's phase ran under the task's allowlist (the relay alone): its egress record has nothing allowed out,
+    # and the verifier judged on it.
+    from ptbench.egress.record import read_record
+
+    trial = Path(summary.locations.trial_dir or "")
+    record = read_record(trial / "egress.jsonl")
+    assert not record.partial and not [event for event in record.events if event.allowed], record.events
+    checks = json.loads((trial / "verifier" / "details.json").read_text())["integrity"]
+    assert any(check["name"] == "forbidden-network" and check["status"] == "passed" for check in checks), checks
 
 
 def test_the_trials_tinker_compute_is_metered_stored_and_scored_apart_from_the_verifiers(tinker_demo) -> None:

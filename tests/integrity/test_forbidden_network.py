@@ -80,3 +80,10 @@ def test_the_verifier_finds_the_record_beside_the_logs_and_a_replaced_one_is_not
     found = find_record([logs, trial])
     assert found == trial / "egress.jsonl"
     assert check_network(SPEC, found).status == "could-not-run"
+
+
+def test_the_specs_forbidden_hosts_are_flagged_and_google_storage_is_not_a_model_api(tmp_path: Path) -> None:
+    path = record(tmp_path, *HONEST, ("storage.googleapis.com", None, True))
+    assert check_network(SPEC, path).status == "passed"
+    forbidding = SPEC.model_copy(update={"forbidden_hosts": ("storage.googleapis.com",)})
+    assert check_network(forbidding, path).status == "flagged"

@@ -299,3 +299,25 @@ def test_single_turn_example_answer_solves_the_shown_board(exported: Path):
 def parse_answer_block(text: str) -> list[list[int]]:
     block = text.split("the correct answer to that board is:", 1)[1].split("~~~text\n", 1)[1].split("\n~~~", 1)[0]
     return json.loads(block)["frogs"]
+
+
+def test_the_network_policy_reaches_task_toml_and_the_instruction(exported: Path):
+    from harbor.models.task.task import Task
+
+    from ptbench.egress.hosts import TINKER_HOST
+    from ptbench.sandbox.support import check_task_supported
+
+    expected = {"frogs-single-qwen3-8b": [TINKER_HOST], "frogs-multi-qwen3-8b-hinted": [TINKER_HOST],
+                "frogs-single-tinker-tiny": [], "frogs-single-tiny": None, "gsm8k-qwen3-1.7b": None}
+    for name, hosts in expected.items():
+        config = Task(exported / name).config
+        # the agent phase alone: the environment (and the separate verifier, with its judge) stay public
+        assert config.environment.network_mode.value == "public" and config.verifier.network_mode is None
+        assert (config.agent.allowed_hosts if config.agent.network_mode else None) == hosts, name
+        line = next(line for line in (exported / name / "instruction.md").read_text().splitlines()
+                    if line.startswith("Network access:"))
+        assert line.startswith("Network access: only" if hosts is not None else "Network access: yes"), line
+    assert "`tinker.thinkingmachines.dev`" in (exported / "frogs-single-qwen3-8b" / "instruction.md").read_text()
+    assert "api.openai.com" in catalog()["gsm8k-qwen3-1.7b"].forbidden_hosts
+    assert not catalog()["frogs-single-qwen3-8b"].forbidden_hosts  # the allowlist forbids the rest already
+    assert check_task_supported(exported / "frogs-single-tinker-tiny") == []

@@ -33,9 +33,9 @@ def test_fixture_tasks_are_supported(harbor_tasks, name):
     ("toml", "files", "expected"),
     [
         ("[environment]\ngpus = 1\n", None, "GPU"),
-        ('[environment]\nnetwork_mode = "allowlist"\nallowed_hosts = ["example.com"]\n', None, "allowlist"),
-        ('[agent]\nnetwork_mode = "no-network"\n', None, "cannot switch"),
-        ('[verifier]\nnetwork_mode = "no-network"\n', None, "cannot switch"),
+        ('[environment]\nnetwork_mode = "allowlist"\nallowed_hosts = ["2001:db8::1"]\n', None, "ipv6"),
+        ('[agent]\nnetwork_mode = "no-network"\n', None, "switches policies only"),
+        ('[verifier]\nnetwork_mode = "no-network"\n', None, "switches policies only"),
         ('[environment]\nos = "windows"\n', None, "windows"),
         ('[environment]\nworkdir = "/usr/src/app"\n', None, "read-only"),
         ("", {"environment/docker-compose.yaml": "services: {}\n"}, "multi-container"),
@@ -49,6 +49,16 @@ def test_unsupported_tasks_are_reported_in_one_line(tmp_path, toml, files, expec
     problems = check_task_supported(write_task(tmp_path, toml, files))
     assert len(problems) == 1, problems
     assert expected.lower() in problems[0].lower() and "\n" not in problems[0]
+
+
+@pytest.mark.parametrize("toml", [
+    '[environment]\nnetwork_mode = "allowlist"\nallowed_hosts = ["api.tinker.test", "*.hub.test", "10.0.0.0/8"]\n',
+    '[environment]\nnetwork_mode = "allowlist"\nallowed_hosts = ["a.test"]\n[verifier]\nnetwork_mode = "no-network"\n',
+    '[environment]\nnetwork_mode = "no-network"\n[agent]\nnetwork_mode = "allowlist"\nallowed_hosts = ["a.test"]\n',
+    '[agent]\nnetwork_mode = "allowlist"\nallowed_hosts = []\n',
+])
+def test_allowlist_tasks_and_their_phase_policies_are_supported(tmp_path, toml):
+    assert check_task_supported(write_task(tmp_path, toml)) == []
 
 
 def test_missing_task_toml_is_reported(tmp_path):

@@ -68,6 +68,29 @@ def test_list_and_show_through_the_cli(job_dir, store, cli):
     assert unknown.returncode == 2 and "no trial 'nope'" in unknown.stderr
 
 
+def test_show_lists_the_trials_egress_record_refused_first_and_says_when_it_is_partial(job_dir, store, cli):
+    from ptbench.egress.record import EgressEvent, EgressWriter
+
+    name = sorted(p.name for p in job_dir.iterdir() if p.is_dir())[0]
+    writer = EgressWriter(job_dir / name / "egress.jsonl")
+    writer.write(EgressEvent(time=1.0, phase="agent", protocol="tls", asked="api.tinker.test", address="198.19.0.1",
+                             port=443, allowed=True, bytes_out=10, bytes_in=20))
+    writer.write(EgressEvent(time=2.0, phase="agent", protocol="http", asked="api.openai.com",
+                             address="198.19.0.2", port=80, path="/v1/chat"))
+    writer.close()
+    with open(job_dir / name / "egress.jsonl", "a") as record:
+        record.write("not an event\n")
+    assert cli("runs", "ingest", str(job_dir), "--store", str(store)).returncode == 0
+    shown = cli("runs", "show", name, "--store", str(store), env={"COLUMNS": "300"})
+    assert shown.returncode == 0, shown.stderr
+    assert "2 attempt(s), 1 refused; partial: line 3 is not an egress event" in shown.stdout
+    refused, allowed = shown.stdout.index("api.openai.com:80/v1/chat"), shown.stdout.index("api.tinker.test:443")
+    assert refused < allowed
+    other = sorted(p.name for p in job_dir.iterdir() if p.is_dir())[1]
+    assert "none (the sandbox kept no egress record" in cli("runs", "show", other, "--store", str(store),
+                                                             env={"COLUMNS": "300"}).stdout
+
+
 def test_list_as_json_is_the_versioned_trial_list_with_every_stored_field(job_dir, store, cli):
     from ptbench.store.queries import TrialList
 

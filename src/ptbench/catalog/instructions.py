@@ -39,7 +39,7 @@ def render_instruction(spec: TaskSpec, data_dir: str | None = None, data_files: 
         "ptbench.catalog", "instruction.md.jinja",
         title=definition.title, model=model, frogs=frogs, hinted=spec.hinted,
         tinker=spec.backend == "tinker", gpus=spec.gpus, vllm=spec.device == "gpu", cpus=spec.cpus,
-        memory_gb=round(spec.memory_mb / 1024), network=spec.network == "public",
+        memory_gb=round(spec.memory_mb / 1024), network=spec.network == "public", agent_hosts=_agent_hosts(spec),
         budget_hm=budget_hm(spec.budget_hours), budget_words=budget_words(spec.budget_hours),
         workdir=WORKDIR, task_json=TASK_JSON, submission=submission_path(spec), results_json=RESULTS_JSON,
         about=about, allowed_training_data=_sentence(spec.allowed_training_data),
@@ -49,6 +49,15 @@ def render_instruction(spec: TaskSpec, data_dir: str | None = None, data_files: 
         data_dir=data_dir, data_files=", ".join(f"`{name}`" for name in data_files or []),
     )
     return text.strip() + "\n"
+
+
+def _agent_hosts(spec: TaskSpec) -> str | None:
+    """What the agent phase's allowlist lets the agent reach, in words (None: no allowlist)."""
+    if spec.agent_allowed_hosts is None:
+        return None
+    hosts = ", ".join(f"`{host}`" for host in spec.agent_allowed_hosts)
+    relay = "the Tinker API at $TINKER_BASE_URL" if spec.backend == "tinker" else ""
+    return " and ".join(part for part in (hosts, relay) if part) or "your own machine"
 
 
 def _sentence(text: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
+from harbor.models.task.config import normalize_allowed_hosts
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ptbench.benchmarks.registry import BenchmarkDef, get_benchmark
@@ -52,6 +53,11 @@ class TaskSpec(BaseModel):
     memory_mb: int = 8192
     gpus: int = 0
     network: Literal["public", "none"] = "public"
+    agent_allowed_hosts: tuple[str, ...] | None = Field(
+        None, description="the agent phase's allowlist (Harbor `allowed_hosts` syntax; empty: nothing but what is "
+                          "forwarded onto its own loopback); None: the task's network for the agent too")
+    forbidden_hosts: tuple[str, ...] = Field(
+        (), description="hosts the rules forbid (forbidden-network flags any contact, even refused)")
 
     @model_validator(mode="after")
     def _check_consistency(self) -> TaskSpec:
@@ -62,6 +68,8 @@ class TaskSpec(BaseModel):
             raise ValueError(f"base model {self.base_model!r} is not available through Tinker")
         if self.device == "gpu" and self.gpus < 1:
             raise ValueError("a gpu task needs gpus >= 1")
+        for hosts in (self.agent_allowed_hosts or (), self.forbidden_hosts):
+            normalize_allowed_hosts(list(hosts))  # a ValueError naming the entry Harbor refuses
         return self
 
     @property

@@ -14,6 +14,7 @@ from functools import cache
 
 from ptbench.benchmarks.registry import BENCHMARKS
 from ptbench.catalog.spec import TaskSpec
+from ptbench.egress.hosts import MODEL_API_HOSTS, TINKER_HOST
 from ptbench.errors import UserError
 
 PTB_MODELS = ("qwen3-1.7b", "qwen3-4b", "smollm3-3b", "gemma-3-4b")
@@ -49,12 +50,13 @@ def _frogs_tasks() -> list[TaskSpec]:
                 name=f"{benchmark}-tiny" if backend == "local" else f"{benchmark}-tinker-tiny", benchmark=benchmark,
                 tiers=("tiny",), heldout_count=FROGS_TINY_BOARDS[benchmark], samples_per_item=1,
                 max_tokens=FROGS_TINY_MAX_TOKENS, allowed_training_data=allowed, backend=backend, **_TINY,
+                agent_allowed_hosts=() if backend == "tinker" else None,  # the local Tinker relay alone
             ))
         for hinted in (False, True):
             specs.append(TaskSpec(
                 name=f"{benchmark}-qwen3-8b" + ("-hinted" if hinted else ""), benchmark=benchmark,
                 hinted=hinted, tiers=("easy", "medium", "hard", "expert"), heldout_count=500,
-                samples_per_item=4, allowed_training_data=allowed, **_TINKER,
+                samples_per_item=4, allowed_training_data=allowed, agent_allowed_hosts=(TINKER_HOST,), **_TINKER,
             ))
     return specs
 
@@ -63,7 +65,8 @@ def _ptb_tasks() -> list[TaskSpec]:
     specs = []
     for benchmark in PTB_BENCHMARKS:
         definition = BENCHMARKS[benchmark]
-        common = dict(benchmark=benchmark, allowed_training_data=definition.allowed_training_data)
+        common = dict(benchmark=benchmark, allowed_training_data=definition.allowed_training_data,
+                      forbidden_hosts=MODEL_API_HOSTS)
         for model in PTB_MODELS:
             specs.append(TaskSpec(
                 name=f"{benchmark}-{model}", base_model=model, heldout_count=definition.size, **common, **_GPU,

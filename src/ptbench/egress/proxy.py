@@ -58,13 +58,19 @@ class EgressProxy:
     closed: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
     """Addresses never dialled whatever the policy says (the host's own: `sandbox.firewall.host_networks`), checked on
     the address the proxy itself resolved."""
+    named: Callable[[str], str | None] = lambda _address: None
+    """The name an address stands for (the sandbox's DNS gave it out for that name): a connection to it that names
+    no host itself is decided on, and dialled by, that name."""
 
     async def serve(self, host: str, port: int) -> asyncio.Server:
         return await asyncio.start_server(self.handle, host, port, limit=BUFFER)
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         start = time.time()
-        address, port = self.destination(writer.get_extra_info("socket"))
+        try:
+            address, port = self.destination(writer.get_extra_info("socket"))
+        except OSError:  # not a redirected connection: one made to the proxy's own port
+            address, port = "", 0
         event = EgressEvent(time=start, phase=self.phase, protocol="tcp", address=address, port=port)
         try:
             head, asked = await _peek(reader)
@@ -72,6 +78,8 @@ class EgressProxy:
             asked, head = None, b""
             decision = Decision(False, f"malformed first bytes: {exc}")
         else:
+            if asked is None and (name := self.named(address)) is not None:
+                asked = Asked(name, "tcp")
             decision = self.policy.decide(asked.host if asked else None, address)
         if asked is not None:
             event.protocol, event.asked = asked.protocol, asked.host

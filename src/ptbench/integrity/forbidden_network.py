@@ -9,24 +9,13 @@ import re
 from pathlib import Path
 
 from ptbench.catalog.spec import TaskSpec
+from ptbench.egress.hosts import HUB_HOSTS, MODEL_API_HOSTS, MODEL_API_SUFFIXES
 from ptbench.egress.policy import AllowPolicy
 from ptbench.egress.record import EgressEvent, RecordUnreadable, describe, read_record
 from ptbench.integrity.heldout_sources import SOURCES
 from ptbench.integrity.result import MAX_LISTED, CheckResult, Evidence, could_not_run, flagged, incomplete, passed
 
 NAME = "forbidden-network"
-
-MODEL_API_HOSTS = (
-    "api.openai.com", "*.openai.com", "*.openai.azure.com", "api.anthropic.com", "*.anthropic.com", "claude.ai",
-    "generativelanguage.googleapis.com", "aiplatform.googleapis.com", "*-aiplatform.googleapis.com",
-    "api.mistral.ai", "api.cohere.com", "api.cohere.ai", "api.together.xyz", "api.together.ai", "openrouter.ai",
-    "api.groq.com", "api.deepseek.com", "api.fireworks.ai", "api.x.ai", "api-inference.huggingface.co",
-    "router.huggingface.co",
-)
-"""Hosts that answer with another model's outputs: contacting one is using a model the rules forbid."""
-
-HUB_HOSTS = ("huggingface.co", "*.huggingface.co", "hf.co", "*.hf.co", "hf-mirror.com", "*.hf-mirror.com")
-
 
 def check_network(spec: TaskSpec, record_path: Path | None, forbidden_hosts: tuple[str, ...] = ()) -> CheckResult:
     """Flag the record's contacts with forbidden hosts or forbidden hub files; could-not-run without a record."""
@@ -36,13 +25,13 @@ def check_network(spec: TaskSpec, record_path: Path | None, forbidden_hosts: tup
         record = read_record(record_path)
     except RecordUnreadable as exc:
         return could_not_run(NAME, f"the egress record could not be read: {exc}")
-    forbidden = AllowPolicy.from_hosts(_plain(MODEL_API_HOSTS) + list(forbidden_hosts))
+    forbidden = AllowPolicy.from_hosts([*MODEL_API_HOSTS, *spec.forbidden_hosts, *forbidden_hosts])
     hub = AllowPolicy.from_hosts(list(HUB_HOSTS))
     hub_paths = _hub_path_pattern(spec)
     hits, opaque = [], []
     for event in record.events:
         asked = event.asked or event.address
-        if forbidden.allows_name(asked):
+        if forbidden.allows_name(asked) or asked.lower().rstrip(".").endswith(MODEL_API_SUFFIXES):
             hits.append(event)
         elif hub.allows_name(asked):
             if event.path is None:
@@ -57,11 +46,6 @@ def check_network(spec: TaskSpec, record_path: Path | None, forbidden_hosts: tup
         return incomplete(NAME, "; ".join(why), _evidence(record_path, opaque))
     return passed(NAME, f"{len(record.events)} connection(s), none to a forbidden host or hub file",
                   Evidence(files=[str(record_path)], numbers={"connections": len(record.events)}))
-
-
-def _plain(hosts: tuple[str, ...]) -> list[str]:
-    """Entries the allowlist syntax takes ("*-aiplatform" suffixes are matched as their domain)."""
-    return [("*." + host.split(".", 1)[1]) if host.startswith("*-") else host for host in hosts]
 
 
 def _hub_path_pattern(spec: TaskSpec) -> re.Pattern[str]:

@@ -119,7 +119,7 @@ def task_toml(spec: TaskSpec, agent_data: str | None = None) -> str:
             "budget_hours": spec.budget_hours, "backend": spec.backend, "hinted": spec.hinted,
             "spec_schema_version": spec.schema_version, "exported_by": f"ptbench {__version__}",
         },
-        agent=AgentConfig(timeout_sec=float(budget_sec)),
+        agent=AgentConfig(timeout_sec=float(budget_sec), **_agent_network(spec)),
         verifier=VerifierConfig(
             timeout_sec=float(verifier_timeout_sec(spec)), environment_mode="separate",
             env={key: f"${{{key}:-}}" for key in verifier_env},
@@ -135,6 +135,14 @@ def task_toml(spec: TaskSpec, agent_data: str | None = None) -> str:
         artifacts=artifacts(spec),
     )
     return config.model_dump_toml()
+
+
+def _agent_network(spec: TaskSpec) -> dict[str, object]:
+    """The agent phase's own policy where the spec gives it one (the environment's, and so the verifier's, stay as
+    they are: the verifier reaches its judge and the Tinker API whatever the agent may)."""
+    if spec.agent_allowed_hosts is None:
+        return {}
+    return {"network_mode": "allowlist", "allowed_hosts": list(spec.agent_allowed_hosts)}
 
 
 def setup_command(spec: TaskSpec, budget_sec: int) -> str:

@@ -142,6 +142,13 @@ def empty_dir(location: HostLocation) -> None:
             remove_entry(directory, name)
 
 
+def remove(location: HostLocation) -> None:
+    """Remove whatever is at a sandbox path (a whole tree for a dir; nothing followed on the way; its parent dirs
+    are made)."""
+    with _open_location(_writable(location).parts[:-1], location, True) as directory:
+        remove_entry(directory, location.parts[-1])
+
+
 def open_file(location: HostLocation) -> int | None:
     """A read-only fd of a regular sandbox file, no symlink followed on the way; None if there is none."""
     if not location.parts:

@@ -104,12 +104,17 @@ def ruleset(rules: Filter) -> str:
 async def load(nsenter: str, nft: str, pid: int, rules: Filter) -> None:
     """Load the table into the network namespace of host pid `pid` (as the host's root, from an empty
     environment); RuntimeError with nft's complaint if it cannot."""
+    await load_script(nsenter, nft, pid, ruleset(rules))
+
+
+async def load_script(nsenter: str, nft: str, pid: int, script: str) -> None:
+    """Load an nftables script into the network namespace of host pid `pid` (also the allowlist's, allowlist.py)."""
     process = await asyncio.create_subprocess_exec(
         nsenter, "-t", str(pid), "-n", "--", nft, "-f", "-",
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
         env={}, start_new_session=True,
     )
-    output, _ = await process.communicate(ruleset(rules).encode())
+    output, _ = await process.communicate(script.encode())
     if process.returncode != 0:
         lines = output.decode(errors="replace").strip().splitlines()
         raise RuntimeError(f"could not load the sandbox's packet filter: {lines[0] if lines else 'nft failed'}")

@@ -8,11 +8,12 @@ loop-mounted ext4 image of the task's storage_mb, default 10 GiB; "host": a plai
 `max_download_files` / `max_download_mib` (what one download out of the sandbox may bring to the host: entries,
 and apparent bytes, default the sandbox's storage), `forward_ports` (ports of the host's 127.0.0.1 the
 sandbox reaches at the same port of its own 127.0.0.1, e.g. a model API; see forward.py), `forward_tasks` and
-`mount_tasks` (a port, a mount target -> the task dirs whose trials get it; the others do not). Of the task's
-Dockerfile, WORKDIR, ENV, USER, COPY and the users it creates are honoured, RUN steps are not run, and what cannot be
-honoured is refused (image.py); the sandbox offers the host's /usr, /etc, /opt, ptbench's own Python environment
-and the agent CLIs of `ptbench agents install` (on PATH), read-only, less the benchmark test data packages ship
-(hidden from every environment but a separate verifier's: masks.py).
+`mount_tasks` (a port, a mount target -> the task dirs whose trials get it; the others do not), `egress_hosts`
+(name=address pairs an allowlist sandbox's egress proxy resolves itself, as /etc/hosts would; egress.py). Of the
+task's Dockerfile, WORKDIR, ENV, USER, COPY and the users it creates are honoured, RUN steps are not run, and what
+cannot be honoured is refused (image.py); the sandbox offers the host's /usr, /etc, /opt, ptbench's own Python
+environment and the agent CLIs of `ptbench agents install` (on PATH), read-only, less the benchmark test data
+packages ship (hidden from every environment but a separate verifier's: masks.py).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 
 from harbor.environments.base import BaseEnvironment, ExecResult
 from harbor.environments.capabilities import EnvironmentCapabilities, EnvironmentResourceCapabilities
-from harbor.models.task.config import EnvironmentConfig
+from harbor.models.task.config import EnvironmentConfig, NetworkPolicy
 from harbor.models.trial.config import ResourceMode
 from harbor.models.trial.paths import EnvironmentPaths, TrialPaths
 from harbor.utils.path_filter import filter_paths_by_patterns
@@ -34,7 +35,9 @@ from ptbench.files import write_model_json
 from ptbench.sandbox import collection
 from ptbench.sandbox import files as sandbox_files
 from ptbench.sandbox import seccomp as sandbox_seccomp
+from ptbench.sandbox.allowlist import AllowlistNetwork, route_tool
 from ptbench.sandbox.disk import find_disk_tools, mount_disk, storage_bytes
+from ptbench.sandbox.egress import SandboxEgress, hand_to_verifier, uses_proxy
 from ptbench.sandbox.exec import (
     DEFAULT_PATH,
     HolderBoundingSet,
@@ -106,10 +109,12 @@ class LocalEnvironment(BaseEnvironment):
         forward_ports: str | int | list[str | int] | None = None,
         mount_tasks: dict[str, list[str]] | None = None,
         forward_tasks: dict[str, list[str]] | None = None,
+        egress_hosts: str | list[str] | None = None,
         **kwargs: Any,
     ) -> None:
         # Read by the capability validators inside BaseEnvironment.__init__.
         self._gpu_nodes = gpu_device_nodes()
+        self._proxied = uses_proxy(kwargs.get("network_policy"), kwargs.get("phase_network_policies"))
         if disk not in ("image", "host"):
             raise ValueError(f"the local environment's disk is 'image' or 'host', not {disk!r}")
         self._disk_image = disk == "image"
@@ -132,8 +137,10 @@ class LocalEnvironment(BaseEnvironment):
             task_env_config=task_env_config,
             **kwargs,
         )
-        if not self._network_disabled:
-            filter_tool()  # a public sandbox without its packet filter would reach the host's own addresses
+        if not self._network_disabled or self._proxied:
+            filter_tool()  # a sandbox without its packet filter would reach the host's own addresses
+        if self._proxied:
+            route_tool()
         self._workdir = task_env_config.workdir or self._image.workdir
         self._persistent_env = {**self._image.env, **self._persistent_env}  # the task's and job's variables win
         # Harbor's log mounts (sources in the trial dir) are never bound: a host dir the sandbox can write is a
@@ -158,7 +165,8 @@ class LocalEnvironment(BaseEnvironment):
                 )
         self._env_dir: EnvDir | None = None
         self._holder: Holder | None = None
-        self._network: SlirpNetwork | None = None  # slirp4netns of a `public` sandbox
+        self._network: SlirpNetwork | AllowlistNetwork | None = None  # slirp4netns, or the allowlist's proxy
+        self._egress = SandboxEgress(self.network_policy, egress_hosts) if self._proxied else None
         self._relay: HostRelay | None = None  # the host side of forwarded ports
         self._tools: HostTools | None = None
         self._paths: sandbox_files.PathMap | None = None
@@ -193,8 +201,20 @@ class LocalEnvironment(BaseEnvironment):
 
     @property
     def capabilities(self) -> EnvironmentCapabilities:
-        """No-network always; logs are downloaded, never mounted; GPUs only when this host has NVIDIA device nodes."""
-        return EnvironmentCapabilities(gpus=gpu_count(self._gpu_nodes) > 0, disable_internet=True, mounted=False)
+        """No-network always; allowlists of names, wildcards and IPv4 addresses and ranges, and switching policies
+        between phases, when an allowlist is among its policies (then every phase runs behind the egress proxy);
+        logs are downloaded, never mounted; GPUs only when this host has NVIDIA device nodes."""
+        proxied = self._proxied
+        return EnvironmentCapabilities(
+            gpus=gpu_count(self._gpu_nodes) > 0, disable_internet=True, mounted=False, network_allowlist=proxied,
+            network_allowlist_hostnames=proxied, network_allowlist_wildcard_hostnames=proxied,
+            network_allowlist_ipv4_addresses=proxied, network_allowlist_ipv4_cidrs=proxied,
+            dynamic_network_policy=proxied)
+
+    async def _apply_network_policy(self, network_policy: NetworkPolicy) -> None:
+        """A phase's policy (Harbor switches before the agent and the verifier run): the proxy decides by it."""
+        assert self._egress is not None  # only a proxied environment says it can switch
+        self._egress.apply(network_policy)
 
     @classmethod
     def resource_capabilities(cls) -> EnvironmentResourceCapabilities:
@@ -253,6 +273,9 @@ class LocalEnvironment(BaseEnvironment):
             self._spawner = Spawner(self.session_id, [*thread_steps, sandbox_seccomp.installer()])
             await self._spawner.ready()
             self._env_dir, self._tools, self._holder_binds = env_dir, tools, binds
+            if self._egress is not None:
+                verifier = is_separate_verifier(self.session_id, self.trial_paths.trial_dir)
+                self._egress.open(Path(self.trial_paths.trial_dir), "verifier" if verifier else "agent")
             await self._start_holder(seccomp)
         except BaseException:
             await self._stop_processes()
@@ -285,7 +308,9 @@ class LocalEnvironment(BaseEnvironment):
             _chain(enforced.spawn_step, HolderBoundingSet(capability_set())),
             seccomp_program=seccomp,
         )
-        if not self._network_disabled:
+        if self._egress is not None:
+            self._network = await self._egress.attach(tools, self._holder.child_pid)
+        elif not self._network_disabled:
             self._network = await SlirpNetwork.start(tools, self._holder.child_pid, env_dir.path / "network.log")
         if self._relay is not None:
             forwarder = await self.exec(self._relay.command(), user="root", timeout_sec=60)
@@ -309,6 +334,8 @@ class LocalEnvironment(BaseEnvironment):
         """Kill every process of the sandbox; remove its root when delete, else keep it for inspection."""
         await self._stop_processes()
         await self._release_limits()
+        if self._egress is not None:
+            self._egress.close()
         env_dir, self._env_dir = self._env_dir, None
         if env_dir is None:
             return
@@ -419,6 +446,10 @@ class LocalEnvironment(BaseEnvironment):
             if not self._fresh:
                 await self._end_agent_phase()
             await asyncio.to_thread(sandbox_files.empty_dir, paths.locate(str(EnvironmentPaths.verifier_dir)))
+            if self._egress is not None:
+                self._egress.begin_verifier()
+            # the agent's egress record (the trial's own, never one the agent wrote), for the verifier with its logs
+            await asyncio.to_thread(hand_to_verifier, Path(self.trial_paths.trial_dir), paths)
         await asyncio.to_thread(sandbox_files.upload_dir, Path(source_dir), target)
 
     async def download_file(self, source_path: str, target_path: Path | str) -> None:

@@ -1,0 +1,178 @@
+"""The network of a sandbox under an allowlist (`network_mode = "allowlist"`): its own namespace with only loopback,
+and every connection out of it handed to the host-side egress proxy (egress/proxy.py), which decides on what the
+connection asks for and dials the destination itself.
+
+Why this shape: nothing inside the sandbox can be trusted to enforce anything, and slirp4netns (the `public` path)
+relays any address it is sent. Here the sandbox has no route out at all, only a default route onto its own loopback,
+and an nftables table (loaded from the host; nothing inside has CAP_NET_ADMIN) that redirects every TCP connection to
+an address outside 127.0.0.0/8 to the proxy's port and every UDP datagram to port 53 to the DNS server's port, and
+rejects every other packet leaving loopback (UDP fails its send with EPERM, at once). The proxy and the DNS server
+listen INSIDE the namespace on sockets the host process makes there (a thread joins the namespace, makes the socket,
+and ends): the sandbox reaches nothing of the host but them, the original destination comes from the kernel
+(SO_ORIGINAL_DST), and nothing inside can stop or replace them. The sandbox's processes never see the host's
+resolver: DNS answers allowed names only, each with an address of its own from FAKE_NETWORK, which the proxy maps
+back to the name (a connection that names no host, such as SSH, to an allowed name is decided on that name and
+dialled by it). IPv6 has no route (ENETUNREACH at once).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import os
+import shutil
+import socket
+import threading
+from dataclasses import dataclass, field
+
+from ptbench.egress.dns import answer_query
+from ptbench.egress.proxy import BUFFER, EgressProxy
+from ptbench.sandbox import firewall
+from ptbench.sandbox.host import HostTools
+from ptbench.sandbox.network import filter_tool
+
+FAKE_NETWORK = ipaddress.IPv4Network("198.19.0.0/16")
+"""Where DNS answers come from (RFC 2544's benchmarking range: no real host's)."""
+TABLE = "ptbench_egress"
+
+
+@dataclass
+class FakeAddresses:
+    """One address of FAKE_NETWORK per name DNS answered (at most the network's size, then none)."""
+
+    by_name: dict[str, str] = field(default_factory=dict)
+    by_address: dict[str, str] = field(default_factory=dict)
+
+    def resolve(self, name: str) -> list[str]:
+        if name not in self.by_name:
+            if len(self.by_name) >= FAKE_NETWORK.num_addresses - 2:
+                return []
+            address = str(FAKE_NETWORK.network_address + 1 + len(self.by_name))
+            self.by_name[name], self.by_address[address] = address, name
+        return [self.by_name[name]]
+
+    def name(self, address: str) -> str | None:
+        return self.by_address.get(address)
+
+
+def ruleset(proxy_port: int, dns_port: int) -> str:
+    """The namespace's table: TCP out to the proxy, DNS to the server, everything else leaving loopback rejected."""
+    return f"""table inet {TABLE} {{
+  chain to_proxy {{
+    type nat hook output priority -100; policy accept;
+    ip daddr 127.0.0.0/8 return
+    meta nfproto ipv4 meta l4proto tcp redirect to :{proxy_port}
+    meta nfproto ipv4 udp dport 53 redirect to :{dns_port}
+  }}
+  chain output {{
+    type filter hook output priority filter; policy accept;
+    ip daddr 127.0.0.0/8 accept
+    ip6 daddr ::1 accept
+    meta l4proto tcp reject with tcp reset
+    reject
+  }}
+}}
+"""
+
+
+def route_tool() -> str:
+    """ip, which routes the sandbox's traffic onto its loopback; RuntimeError naming the package when missing."""
+    path = shutil.which("ip")
+    if path is None:
+        raise RuntimeError("an allowlist sandbox needs ip to route its connections to the proxy: "
+                           "apt-get install iproute2")
+    return path
+
+
+class _DnsProtocol(asyncio.DatagramProtocol):
+    """The sandbox's resolver: each query answered by `answer_query` under the proxy's current policy and phase."""
+
+    def __init__(self, proxy: EgressProxy, addresses: FakeAddresses) -> None:
+        self._proxy, self._addresses = proxy, addresses
+        self._transport: asyncio.DatagramTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.DatagramTransport)
+        self._transport = transport
+
+    def datagram_received(self, data: bytes, addr: tuple[str, int]) -> None:
+        reply, event = answer_query(data, self._proxy.policy, self._addresses.resolve, self._proxy.phase)
+        if event is not None:
+            self._proxy.writer.write(event)
+        if reply is not None and self._transport is not None:
+            self._transport.sendto(reply, addr)
+
+
+def sockets_in(pid: int) -> tuple[socket.socket, socket.socket]:
+    """A TCP listener and a UDP socket on 127.0.0.1 (ports the kernel picks) in the network namespace of host pid
+    `pid`, made by a thread that joins it (the sockets stay there; the thread ends)."""
+    made: list[socket.socket] = []
+    failed: list[BaseException] = []
+
+    def make() -> None:
+        try:
+            namespace = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                os.setns(namespace, os.CLONE_NEWNET)  # this thread only
+            finally:
+                os.close(namespace)
+            made.append(socket.create_server(("127.0.0.1", 0), backlog=1024))
+            made.append(socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
+            made[-1].bind(("127.0.0.1", 0))
+        except BaseException as exc:
+            failed.append(exc)
+
+    thread = threading.Thread(target=make, name=f"netns-{pid}")
+    thread.start()
+    thread.join()
+    if failed:
+        for sock in made:
+            sock.close()
+        raise RuntimeError(f"could not listen in the sandbox's network namespace: {failed[0]}")
+    return made[0], made[1]
+
+
+class AllowlistNetwork:
+    """The proxy's listener and the DNS server in one sandbox's namespace (one per holder)."""
+
+    def __init__(self, server: asyncio.Server, dns: asyncio.DatagramTransport) -> None:
+        self._server, self._dns = server, dns
+
+    @classmethod
+    async def start(cls, tools: HostTools, pid: int, proxy: EgressProxy,
+                    addresses: FakeAddresses) -> AllowlistNetwork:
+        """Route, listen and load the table in the namespace of host pid `pid`; return once all are in place."""
+        await _run(tools.nsenter, "-t", str(pid), "-n", "--", route_tool(), "route", "add", "default", "dev", "lo",
+                   "src", "127.0.0.1")
+        listener, datagrams = await asyncio.to_thread(sockets_in, pid)
+        loop = asyncio.get_running_loop()
+        try:
+            server = await asyncio.start_server(proxy.handle, sock=listener, limit=BUFFER)
+        except BaseException:
+            listener.close()
+            datagrams.close()
+            raise
+        dns, _ = await loop.create_datagram_endpoint(lambda: _DnsProtocol(proxy, addresses), sock=datagrams)
+        network = cls(server, dns)
+        try:
+            await firewall.load_script(tools.nsenter, filter_tool(), pid,
+                                       ruleset(listener.getsockname()[1], datagrams.getsockname()[1]))
+        except BaseException:
+            await network.stop()
+            raise
+        return network
+
+    async def stop(self) -> None:
+        """Stop listening (the namespace goes with the holder; connections under way end with their ends);
+        idempotent."""
+        self._dns.close()
+        self._server.close()
+
+
+async def _run(*argv: str) -> None:
+    process = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.PIPE,
+                                                   stderr=asyncio.subprocess.STDOUT, env={}, start_new_session=True)
+    output, _ = await process.communicate()
+    if process.returncode != 0:
+        raise RuntimeError(f"could not route the sandbox's network: {output.decode(errors='replace').strip()[-200:]}")
+
