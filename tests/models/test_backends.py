@@ -226,3 +226,24 @@ def test_close_releases_the_model(tiny_dir: Path) -> None:
     backend.close()
     gc.collect()
     assert model() is None
+
+
+def test_base_and_submission_are_evaluated_in_one_dtype(backend, full_copy: Path, monkeypatch) -> None:
+    """A submission saved in bfloat16 is scored in the dtype the base is (issue 29: on the GPU the base ran in
+    float32 and the submission in bfloat16): float32 on the CPU; on a GPU bfloat16, or float16 where it has none."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    from ptbench.models.loading import inference_dtype
+
+    weights = full_copy / "model.safetensors"
+    save_file({name: t.to(torch.bfloat16) for name, t in load_file(str(weights)).items()}, str(weights),
+              metadata={"format": "pt"})
+    config = json.loads((full_copy / "config.json").read_text())
+    (full_copy / "config.json").write_text(json.dumps({**config, "dtype": "bfloat16", "torch_dtype": "bfloat16"}))
+    submitted = load_backend(full_copy, "tiny", "cpu", threads=1)
+    assert submitted.model.dtype == backend.model.dtype == torch.float32
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
+    assert inference_dtype("cuda") == torch.bfloat16
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: False)
+    assert inference_dtype("cuda") == torch.float16
