@@ -226,3 +226,54 @@ def test_close_releases_the_model(tiny_dir: Path) -> None:
     backend.close()
     gc.collect()
     assert model() is None
+
+
+def test_base_and_submission_are_evaluated_in_one_dtype(backend, full_copy: Path, monkeypatch) -> None:
+    """A submission saved in bfloat16 is scored in the dtype the base is (issue 29: on the GPU the base ran in
+    float32 and the submission in bfloat16): float32 on the CPU; on a GPU bfloat16, or float16 where it has none."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    from ptbench.models.loading import inference_dtype
+
+    weights = full_copy / "model.safetensors"
+    save_file({name: t.to(torch.bfloat16) for name, t in load_file(str(weights)).items()}, str(weights),
+              metadata={"format": "pt"})
+    config = json.loads((full_copy / "config.json").read_text())
+    (full_copy / "config.json").write_text(json.dumps({**config, "dtype": "bfloat16", "torch_dtype": "bfloat16"}))
+    submitted = load_backend(full_copy, "tiny", "cpu", threads=1)
+    assert submitted.model.dtype == backend.model.dtype == torch.float32
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
+    assert inference_dtype("cuda") == torch.bfloat16
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: False)
+    assert inference_dtype("cuda") == torch.float16
+
+
+def test_decoding_adds_no_host_read_per_step(backend, monkeypatch) -> None:
+    """Issue 29: the backend's finiteness check read the logits back once a decode step (a host sync that would cap a
+    compiled decode loop). ptbench's own code reads tensors back a fixed number of times per batch, whatever the
+    number of steps (transformers' own reads are not counted)."""
+    import sys
+
+    import torch
+
+    settings = GenerationSettings(max_new_tokens=4)
+    long = backend.generate(CONVERSATIONS, GenerationSettings(max_new_tokens=24))
+    assert max(c.output_tokens for row in long for c in row) > 8  # the long run really decodes more steps
+    reads: list[str] = []
+
+    def counted(real: object) -> object:
+        def read(self: torch.Tensor, *args: object) -> object:
+            if "ptbench" in sys._getframe(1).f_code.co_filename:
+                reads.append(sys._getframe(1).f_code.co_name)
+            return real(self, *args)  # type: ignore[operator]
+        return read
+
+    for name in ("tolist", "item", "__bool__"):
+        monkeypatch.setattr(torch.Tensor, name, counted(getattr(torch.Tensor, name)))
+    backend.generate(CONVERSATIONS, settings)
+    short_reads = list(reads)
+    reads.clear()
+    backend.generate(CONVERSATIONS, GenerationSettings(max_new_tokens=24))
+    monkeypatch.undo()
+    assert reads == short_reads and len(reads) <= 2, reads

@@ -49,6 +49,23 @@ def test_same_seed_same_weights_other_seed_other_weights(tmp_path: Path) -> None
     assert BuildReport.model_validate_json((tmp_path / "a" / REPORT_FILE).read_text()) == first
 
 
+def test_the_cache_key_is_stable_across_patch_releases(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A GPU box with another patch release of Python reuses the cached build (issue 29); another minor release,
+    whose standard library is another corpus, does not."""
+    import sys
+    from collections import namedtuple
+
+    release = namedtuple("release", "major minor micro releaselevel serial")
+
+    def key_under(minor: int, micro: int) -> str:
+        monkeypatch.setattr(sys, "version_info", release(3, minor, micro, "final", 0))
+        monkeypatch.setattr(sys, "version", f"3.{minor}.{micro} (main, Jan  1 2026, 00:00:00) [GCC 14.{micro}]")
+        return SMALL.key()
+
+    assert key_under(12, 3) == key_under(12, 11)
+    assert key_under(12, 3) != key_under(13, 3)
+
+
 def test_build_refuses_an_existing_directory(tmp_path: Path) -> None:
     from ptbench.errors import UserError
 

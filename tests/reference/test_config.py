@@ -87,3 +87,19 @@ def test_cli_shows_the_config_and_reports_bad_input(cli, tmp_path: Path) -> None
     (tmp_path / "bad.json").write_text('{"kind": "frogs"}')
     bad = cli("reference", str(spec), "--config", str(tmp_path / "bad.json"), "--show-config")
     assert bad.returncode == 2 and "invalid recipe config" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_a_cuda_recipe_without_a_gpu_is_one_line(cli, tmp_path: Path) -> None:
+    """Issue 29: `ptbench reference` with a cuda config on a machine without a GPU ended in a raw RuntimeError."""
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    recipe = tmp_path / "cuda.json"
+    dump_recipe(TINY_BENCHMARK.model_copy(update={"device": "cuda", "dtype": "bfloat16"}), recipe)
+    out = tmp_path / "out"
+    result = cli("reference", "gsm8k-tiny", "--out", str(out), "--config", str(recipe),
+                 env={"PTBENCH_WORKDIR": str(tmp_path / "work")})
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert "'cuda' asks for a GPU, but torch sees none" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not out.exists()

@@ -105,3 +105,22 @@ def test_the_server_cuts_what_fits_and_refuses_a_datum_that_cannot(own_server, m
             client.forward([datum(rng.integers(5, 4000, 1001).tolist())], "cross_entropy").result()
     finally:
         service.close("success")
+
+
+def test_sampling_looks_at_the_tokens_once_a_slice(tiny_dir, monkeypatch) -> None:
+    """Issue 29: sampling batched without per-token host syncs. 8 samples of 64 tokens (no stop) read tensors back to
+    the host once every SLICE_TOKENS steps and once at the end, never once a token; the tokens are those decoded."""
+    from ptbench.tinker_server.sampler import SLICE_TOKENS, Sampler
+    from ptbench.tinker_server.schemas import SamplingSpec
+
+    sampler = Sampler(Bases().resolve("tiny"), None, "cpu")
+    reads: list[str] = []
+    for name in ("tolist", "item", "__bool__"):
+        real = getattr(torch.Tensor, name)
+        monkeypatch.setattr(torch.Tensor, name, lambda self, *a, _real=real, _name=name: (reads.append(_name),
+                                                                                           _real(self, *a))[1])
+    spec = SamplingSpec(max_tokens=64, seed=3, stop=[], temperature=1.0)
+    sequences = run_whole(sampler.sample([5, 6, 7, 8], 8, spec))
+    monkeypatch.undo()
+    assert [len(s.tokens) for s in sequences] == [64] * 8
+    assert len(reads) <= 64 // SLICE_TOKENS + 2, reads

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import shutil
+import weakref
 from pathlib import Path
 
 import pytest
 
+import ptbench.verify.pipeline as pipeline
 from ptbench.models.backends import GenerationSettings, load_backend
+from ptbench.verify.pipeline import VerifyRequest, verify
 from ptbench.verify.verdict import Verdict
 
-from .conftest import FIXTURES, write_spec
+from .conftest import FIXTURES, quiet, write_spec
 
 
 def replicated_adapter(tiny_dir: Path, out: Path) -> Path:
@@ -63,9 +67,32 @@ def test_lora_with_layer_replication_is_refused(cli, tiny_dir: Path, tmp_path: P
         "intake: adapter_config.json sets LoRA options that are not supported: layer_replication"]
 
 
-def test_overflowing_weights_fall_back_to_the_base(cli, overflowing: Path, tmp_path: Path) -> None:
-    details = verify_as_base(cli, overflowing, tmp_path)
-    assert details.intake.ok
+def test_overflowing_weights_fall_back_to_the_base_after_release(overflowing: Path, tmp_path: Path, workdir: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The submission fails while generating: the base is scored, with one reason. Issue 29: after `close()` the
+    submission's model stayed allocated and the base loaded beside it; now nothing holds it when the base loads."""
+    submitted: list[weakref.ref] = []
+    alive_at_base_load: list[bool] = []
+    real_submission, real_base = pipeline.load_submission, pipeline.load_base
+
+    def load_submission(*args: object, **kwargs: object) -> object:
+        intake, loaded = real_submission(*args, **kwargs)
+        submitted.append(weakref.ref(loaded.backend.model))
+        return intake, loaded
+
+    def load_base(*args: object, **kwargs: object) -> object:
+        gc.collect()
+        alive_at_base_load.append(submitted[0]() is not None)
+        return real_base(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "load_submission", load_submission)
+    monkeypatch.setattr(pipeline, "load_base", load_base)
+    request = VerifyRequest(spec_path=write_spec(tmp_path / "tests", "gsm8k-tiny"), submission=overflowing,
+                            out_dir=tmp_path / "out", data_dir=FIXTURES / "gsm8k", limit=1, max_tokens=4)
+    details = verify(request, quiet())
+    assert alive_at_base_load == [False]
+    assert details.scored == "base" and details.intake.ok
+    assert set(json.loads((tmp_path / "out" / "reward.json").read_text())) >= {"reward", "accuracy"}
     assert details.fallback_reasons == ["evaluation: the submission failed while generating: FloatingPointError: "
                                         "the model's logits are not finite (NaN or infinity)"]
     assert [(s.name, s.status) for s in details.stages] == [

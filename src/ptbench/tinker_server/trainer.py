@@ -46,7 +46,11 @@ def load_base(base: BaseModelRef, device: str) -> PreTrainedModel:
     so that LoRA on the unembedding (and merging it for sampling) never changes the input embeddings."""
     from ptbench.models.loading import load_model
 
-    model: Any = load_model(None, base.source, device)
+    return untied(load_model(None, base.source, device))
+
+
+def untied(model: Any) -> PreTrainedModel:
+    """The model with its output layer given its own copy of the embedding weights when the two were tied."""
     head = model.get_output_embeddings()
     if head is not None and head.weight is model.get_input_embeddings().weight:
         head.weight = torch.nn.Parameter(head.weight.detach().clone())
@@ -57,11 +61,13 @@ def load_base(base: BaseModelRef, device: str) -> PreTrainedModel:
 class TrainingModel:
     """One training client's model and optimizer."""
 
-    def __init__(self, model_id: str, base: BaseModelRef, lora: LoraShape, seed: int | None, device: str) -> None:
+    def __init__(self, model_id: str, base: BaseModelRef, lora: LoraShape, seed: int | None, device: str,
+                 model: PreTrainedModel | None = None) -> None:
+        """`model`: the base model already on `device` (None: `base`'s weights are loaded)."""
         from peft import LoraConfig, get_peft_model
 
         self.model_id, self.base, self.lora, self.device = model_id, base, lora, device
-        model = load_base(base, device)
+        model = load_base(base, device) if model is None else untied(model)
         names = {name.rsplit(".", 1)[-1] for name, _ in model.named_modules()}
         targets = [t for flag, mods in _TARGETS.items() if getattr(lora, flag) for t in mods if t in names]
         if not targets:
