@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from ptbench.models.backends import GenerationSettings, load_backend
+from ptbench.models.registry import TINY
 from ptbench.verify.verdict import Verdict
 
 from .conftest import FIXTURES, write_spec
@@ -76,7 +77,7 @@ def test_overflowing_weights_fall_back_to_the_base(cli, overflowing: Path, tmp_p
 
 @pytest.mark.parametrize("temperature", [0.0, 0.7])
 def test_overflowing_logits_stop_greedy_and_sampled_generation(overflowing: Path, temperature: float) -> None:
-    backend = load_backend(overflowing, "tiny", "cpu", threads=1)
+    backend = load_backend(overflowing, TINY, "cpu", threads=1)
     with pytest.raises(FloatingPointError, match="logits are not finite"):
         settings = GenerationSettings(max_new_tokens=4, temperature=temperature)
         backend.generate([[{"role": "user", "content": "2 + 2?"}]], settings)
@@ -85,7 +86,7 @@ def test_overflowing_logits_stop_greedy_and_sampled_generation(overflowing: Path
 def test_overflowing_logits_stop_the_batch_at_once(overflowing: Path) -> None:
     # The finiteness flag stays on the device, yet the first non-finite step ends the batch: one forward pass for the
     # prompt, at most one more, never the full budget of a broken model.
-    backend = load_backend(overflowing, "tiny", "cpu", threads=1)
+    backend = load_backend(overflowing, TINY, "cpu", threads=1)
     calls: list[int] = []
     backend.model.register_forward_hook(lambda *args: calls.append(1))
     with pytest.raises(FloatingPointError, match="logits are not finite"):
