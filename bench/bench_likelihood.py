@@ -105,6 +105,7 @@ def main() -> None:
     import torch
 
     from ptbench.integrity.likelihood import ALPHA, check_likelihood
+    from ptbench.models.registry import TINY
     from ptbench.models.tiny_instruct import finetune_tiny
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -122,7 +123,7 @@ def main() -> None:
         for benchmark, case, data_dir, texts, lr, steps, seed in runs(args.seeds, Path(tmp)):
             start = time.perf_counter()
             model = finetune_tiny(texts, Path(tmp) / "model", steps, seed, lr)
-            result = check_likelihood(benchmark, data_dir, model, "tiny")
+            result = check_likelihood(benchmark, data_dir, model, TINY)
             n = result.evidence.numbers
             row = {"benchmark": benchmark, "case": case, "lr": lr, "steps": steps, "seed": seed,
                    "status": result.status, "seconds": round(time.perf_counter() - start, 1), **n}

@@ -22,6 +22,7 @@ from ptbench.benchmarks.registry import get_benchmark
 from ptbench.catalog.tasks import get_task
 from ptbench.frogs import build_heldout, render_prompt, score_answer
 from ptbench.models.backends import GenerationSettings, load_backend
+from ptbench.models.registry import TINY
 from ptbench.reference.config import load_recipe, recipe_for
 from ptbench.reference.report import ReferenceReport
 from ptbench.reference.run import run_reference
@@ -33,7 +34,7 @@ TASK = "frogs-single-tiny"
 def score(model_dir: Path | None, records: list, rules: str, temperature: float,
           seed: int) -> list[tuple[int, bool, bool]]:
     """(board size, solved, strictly parsed) of one sample per board."""
-    backend = load_backend(model_dir, "tiny", "cpu", threads=1)
+    backend = load_backend(model_dir, TINY, "cpu", threads=1)
     conversations = [[{"role": "user", "content": render_prompt(r.board, rules)}] for r in records]
     settings = GenerationSettings(max_new_tokens=64, temperature=temperature, seed=seed)
     outputs = backend.generate(conversations, settings)

@@ -71,10 +71,11 @@ def pipeline(
     from inspect_ai import eval as inspect_eval
 
     from ptbench.benchmarks.registry import get_benchmark
+    from ptbench.models.registry import TINY
     from ptbench.verify.loading import load_base
     from ptbench.verify.provider import ptbench_model
 
-    loaded = load_base("tiny", "cpu")
+    loaded = load_base(TINY, "cpu")
     assert loaded.backend.batch_size == BATCH
     definition = get_benchmark("frogs-single")
 

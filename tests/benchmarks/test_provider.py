@@ -14,6 +14,7 @@ from inspect_ai.solver import generate
 
 from ptbench.benchmarks.registry import get_benchmark
 from ptbench.models.backends import Backend, Completion, Conversation, GenerationSettings, Tools
+from ptbench.models.registry import TINY
 from ptbench.verify.loading import LoadedModel, load_base
 from ptbench.verify.provider import ptbench_model
 
@@ -33,7 +34,7 @@ class Recorder(Backend):
 
 @pytest.fixture(scope="module")
 def tiny() -> LoadedModel:
-    return load_base("tiny", "cpu")
+    return load_base(TINY, "cpu")
 
 
 def run(task: Task, tiny: LoadedModel, tmp_path: Path, **kwargs: object) -> tuple[Recorder, object]:

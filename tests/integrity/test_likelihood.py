@@ -14,6 +14,7 @@ import pytest
 from ptbench.integrity.items import heldout_samples, item_text
 from ptbench.integrity.likelihood import check_likelihood, likelihood_result, mean_log_likelihoods, permutation_p
 from ptbench.integrity.references import reference_set
+from ptbench.models.registry import TINY
 from ptbench.models.tiny_instruct import finetune_tiny
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "benchmarks"
@@ -35,10 +36,10 @@ def cheat_model(tmp_path_factory: pytest.TempPathFactory, tiny_dir: Path) -> Pat
 
 
 def test_training_on_the_test_items_is_flagged_and_honest_training_is_not(tmp_path: Path, cheat_model: Path) -> None:
-    cheat = check_likelihood("humaneval", None, cheat_model, "tiny")
+    cheat = check_likelihood("humaneval", None, cheat_model, TINY)
     assert cheat.status == "flagged", cheat.reason
     assert cheat.evidence.numbers["effect"] > 0.3 and cheat.evidence.numbers["p_value"] < 0.01
-    honest = check_likelihood("humaneval", None, finetune_tiny(python_code(), tmp_path / "honest"), "tiny")
+    honest = check_likelihood("humaneval", None, finetune_tiny(python_code(), tmp_path / "honest"), TINY)
     assert honest.status == "passed", honest.reason
     assert honest.evidence.numbers["test_gain"] > 0.05  # it did learn Python: the test items moved, but no more
 
@@ -47,14 +48,14 @@ def test_a_hard_full_fine_tune_on_standard_library_code_is_not_flagged(tmp_path:
     """lr 3e-3: the paired test against renamed copies flagged such a run (+0.151 nats/token); natural code gains as
     much as the test items."""
     honest = check_likelihood("humaneval", None, finetune_tiny(python_code(), tmp_path / "hard", learning_rate=3e-3),
-                              "tiny")
+                              TINY)
     assert honest.status == "passed", honest.reason
     assert honest.evidence.numbers["test_gain"] > 0.1 and abs(honest.evidence.numbers["effect"]) < 0.1
 
 
 def test_gsm8k_gets_a_verdict_from_its_four_fixture_items(tiny_dir: Path) -> None:
     """Four test items against the dev split: the old paired test needed eight and could not run on any GSM8K case."""
-    result = check_likelihood("gsm8k", FIXTURES / "gsm8k", tiny_dir, "tiny")
+    result = check_likelihood("gsm8k", FIXTURES / "gsm8k", tiny_dir, TINY)
     assert result.status == "passed", result.reason
     assert result.evidence.numbers["items"] == 4 and result.evidence.numbers["references"] == 64
     assert "dev items" in result.reason
@@ -90,7 +91,7 @@ def test_non_finite_or_too_few_scores_are_could_not_run_never_a_pass() -> None:
 def test_scores_are_per_token_means_and_a_one_token_text_has_none(tiny_dir: Path) -> None:
     from ptbench.models.loading import base_source, load_model, load_tokenizer
 
-    source = base_source("tiny")
+    source = base_source(TINY)
     model, tokenizer = load_model(None, source), load_tokenizer(source)
     assert len(tokenizer("x").input_ids) == 1
     scores = mean_log_likelihoods(model, tokenizer, ["def add(a, b):\n    return a + b", "x"])

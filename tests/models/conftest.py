@@ -53,5 +53,6 @@ def adapter_dir(tiny_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
 def backend(tiny_dir: Path):
     """The tiny base model behind the transformers backend (one thread)."""
     from ptbench.models.backends import load_backend
+    from ptbench.models.registry import TINY
 
-    return load_backend(None, "tiny", "cpu", threads=1)
+    return load_backend(None, TINY, "cpu", threads=1)

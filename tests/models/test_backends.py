@@ -11,6 +11,7 @@ import pytest
 from ptbench.errors import UserError
 from ptbench.models.backends import GenerationSettings, load_backend
 from ptbench.models.backends.tinker_sampler import TinkerSampler
+from ptbench.models.registry import BASE_MODELS, TINY
 from ptbench.models.templates import chat_template
 
 CONVERSATIONS = [
@@ -82,7 +83,7 @@ def test_submitted_template_and_generation_config_are_ignored(backend, full_copy
     (full_copy / "chat_template.jinja").write_text("{{ 'EVIL' }}")
     (full_copy / "generation_config.json").write_text(json.dumps({"do_sample": True, "temperature": 5.0,
                                                                    "max_new_tokens": 1, "eos_token_id": 0}))
-    submitted = load_backend(full_copy, "tiny", "cpu", threads=1)
+    submitted = load_backend(full_copy, TINY, "cpu", threads=1)
     assert submitted.tokenizer.chat_template  # the submission really carries a template...
     assert submitted.prompt_ids(CONVERSATIONS, None) == backend.prompt_ids(CONVERSATIONS, None)  # ...unused
     settings = GenerationSettings(max_new_tokens=6)
@@ -95,7 +96,7 @@ def test_a_template_named_by_the_forced_templates_text_is_not_used(backend, full
     named = [{"name": name, "template": "{{ 'EVIL' }}"} for name in (forced, "default", "tool_use")]
     config = json.loads((full_copy / "tokenizer_config.json").read_text())
     (full_copy / "tokenizer_config.json").write_text(json.dumps({**config, "chat_template": named}))
-    submitted = load_backend(full_copy, "tiny", "cpu", threads=1)
+    submitted = load_backend(full_copy, TINY, "cpu", threads=1)
     assert forced in submitted.tokenizer.chat_template  # the submission really names its template so
     tools = [[{"type": "function", "function": {"name": "add", "parameters": {"type": "object"}}}]] * 3
     for offered in (None, tools):
@@ -105,7 +106,7 @@ def test_a_template_named_by_the_forced_templates_text_is_not_used(backend, full
 def test_adapter_is_merged(backend, adapter_dir: Path) -> None:
     import torch
 
-    merged = load_backend(adapter_dir, "tiny", "cpu", threads=1)
+    merged = load_backend(adapter_dir, TINY, "cpu", threads=1)
     assert not any("lora" in name for name, _ in merged.model.named_parameters())
     q_merged = merged.model.model.layers[0].self_attn.q_proj.weight
     q_base = backend.model.model.layers[0].self_attn.q_proj.weight
@@ -116,12 +117,12 @@ def test_adapter_is_merged(backend, adapter_dir: Path) -> None:
 
 def test_vllm_is_optional() -> None:
     with pytest.raises(UserError, match="optional 'gpu' extra"):
-        load_backend(None, "tiny", "gpu", engine="vllm")
+        load_backend(None, TINY, "gpu", engine="vllm")
 
 
 def test_unknown_device() -> None:
     with pytest.raises(UserError, match="unknown device"):
-        load_backend(None, "tiny", "tpu")
+        load_backend(None, TINY, "tpu")
 
 
 @dataclass
@@ -173,7 +174,7 @@ def test_tinker_sampler_with_a_fake_client(backend, tmp_path: Path) -> None:
     fake = FakeServiceClient(FakeSamplingClient("Qwen/Qwen3-8B-Base", answer))
     checkpoint = "tinker://run-7/sampler_weights/step-40"
     submission = _tinker_submission(tmp_path, checkpoint + "\n")
-    sampler = TinkerSampler.from_path_file(submission / "path.txt", "qwen3-8b", service_client=fake,
+    sampler = TinkerSampler.from_path_file(submission / "path.txt", BASE_MODELS["qwen3-8b"], service_client=fake,
                                            tokenizer=tokenizer)
     settings = GenerationSettings(max_new_tokens=32, temperature=0.7, seed=3, stop=("\n\n",))
     (completions,) = sampler.generate(CONVERSATIONS[:1], settings, n=2)
@@ -191,28 +192,28 @@ def test_tinker_sampler_refuses_another_base_and_bad_paths(backend, tmp_path: Pa
     fake = FakeServiceClient(FakeSamplingClient("Qwen/Qwen3-8B", []))
     submission = _tinker_submission(tmp_path, "tinker://run-7/sampler_weights/step-40")
     with pytest.raises(UserError, match="trained from Qwen/Qwen3-8B, not Qwen/Qwen3-8B-Base"):
-        TinkerSampler.from_path_file(submission / "path.txt", "qwen3-8b", service_client=fake,
+        TinkerSampler.from_path_file(submission / "path.txt", BASE_MODELS["qwen3-8b"], service_client=fake,
                                      tokenizer=backend.tokenizer)
     (submission / "path.txt").write_text("tinker://run-7/weights/step-40")
     with pytest.raises(UserError, match="sampling needs"):
-        TinkerSampler.from_path_file(submission / "path.txt", "qwen3-8b", service_client=fake)
+        TinkerSampler.from_path_file(submission / "path.txt", BASE_MODELS["qwen3-8b"], service_client=fake)
     with pytest.raises(UserError, match="not trained through Tinker"):
-        TinkerSampler.from_path_file(submission / "path.txt", "qwen3-1.7b", service_client=fake)
+        TinkerSampler.from_path_file(submission / "path.txt", BASE_MODELS["qwen3-1.7b"], service_client=fake)
 
 
 def test_load_backend_routes_path_txt_to_tinker(tmp_path: Path) -> None:
     fake = FakeServiceClient(FakeSamplingClient("meta-llama/Llama-3.1-8B", []))
     submission = _tinker_submission(tmp_path, "tinker://run-7/sampler_weights/final")
     with pytest.raises(UserError, match="trained from meta-llama/Llama-3.1-8B"):  # raised before any download
-        load_backend(submission, "qwen3-8b", "cpu", tinker_client=fake)
+        load_backend(submission, BASE_MODELS["qwen3-8b"], "cpu", tinker_client=fake)
     assert fake.opened == ["tinker://run-7/sampler_weights/final"]
 
 
 def test_static_cache_batches_decode_as_the_eager_path(tiny_dir: Path) -> None:
     # The GPU path (static KV cache, widths rounded up, batches filled) must not change a greedy answer.
-    static = load_backend(None, "tiny", "cpu", threads=1)
+    static = load_backend(None, TINY, "cpu", threads=1)
     static.static_cache, static.batch_size = True, 4
-    eager = load_backend(None, "tiny", "cpu", threads=1)
+    eager = load_backend(None, TINY, "cpu", threads=1)
     settings = GenerationSettings(max_new_tokens=9)
     assert static.generate(CONVERSATIONS, settings) == eager.generate(CONVERSATIONS, settings)
 
@@ -221,7 +222,7 @@ def test_close_releases_the_model(tiny_dir: Path) -> None:
     import gc
     import weakref
 
-    backend = load_backend(None, "tiny", "cpu", threads=1)
+    backend = load_backend(None, TINY, "cpu", threads=1)
     model = weakref.ref(backend.model)
     backend.close()
     gc.collect()

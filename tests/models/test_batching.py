@@ -9,6 +9,7 @@ import pytest
 from transformers import Qwen3Config
 
 from ptbench.models.batching import CPU_BATCH, GPU_MAX_BATCH, PLANNED_TOKENS, batch_for_memory, kv_bytes_per_token
+from ptbench.models.registry import TINY
 
 GIB = 1 << 30
 # Qwen3-1.7B's shape: 28 layers, 8 key-value heads of 128 dims.
@@ -37,7 +38,7 @@ def test_the_cpu_batch_is_fixed_and_the_provider_gathers_what_the_backend_takes(
     from ptbench.models.backends import load_backend
     from ptbench.verify.provider import ptbench_model
 
-    backend = load_backend(None, "tiny", "cpu", threads=1)
+    backend = load_backend(None, TINY, "cpu", threads=1)
     assert backend.batch_size == CPU_BATCH
     backend.batch_size = 5
     model = ptbench_model(tiny_dir, "tiny", "cpu", backend=backend, batch_size=backend.batch_size)

@@ -10,16 +10,17 @@ from pathlib import Path
 import pytest
 
 from ptbench.models.intake import intake
+from ptbench.models.registry import BASE_MODELS, TINY, BaseModelInfo
 
 
-def refusal(path: Path, base: str = "tiny") -> str:
+def refusal(path: Path, base: BaseModelInfo = TINY) -> str:
     result = intake(path, base)
     assert not result.ok and result.model_path is None and len(result.reasons) == 1
     return result.reasons[0]
 
 
 def test_accepts_a_full_copy(full_copy: Path) -> None:
-    result = intake(full_copy, "tiny")
+    result = intake(full_copy, TINY)
     assert result.ok, result.reasons
     assert result.kind == "full" and result.chat_template == "qwen3"
     assert result.model_path == str(full_copy.resolve())
@@ -27,7 +28,7 @@ def test_accepts_a_full_copy(full_copy: Path) -> None:
 
 
 def test_accepts_a_lora_adapter(adapter_dir: Path) -> None:
-    result = intake(adapter_dir, "tiny")
+    result = intake(adapter_dir, TINY)
     assert result.ok, result.reasons
     assert result.kind == "adapter" and result.chat_template == "qwen3"
     assert any("local base" in note for note in result.notes)
@@ -37,7 +38,7 @@ def test_submitted_chat_template_and_generation_config_are_noted_and_ignored(ful
     config = json.loads((full_copy / "tokenizer_config.json").read_text())
     (full_copy / "tokenizer_config.json").write_text(json.dumps({**config, "chat_template": "{{ 'EVIL' }}"}))
     (full_copy / "generation_config.json").write_text(json.dumps({"do_sample": True, "temperature": 9.0}))
-    result = intake(full_copy, "tiny")
+    result = intake(full_copy, TINY)
     assert result.ok, result.reasons
     notes = " | ".join(result.notes)
     assert "chat templates ignored" in notes and "generation_config.json ignored" in notes
@@ -49,7 +50,7 @@ def test_every_submitted_chat_template_is_named_in_the_notes(full_copy: Path) ->
     (full_copy / "tokenizer_config.json").write_text(json.dumps({**config, "chat_template": named}))
     (full_copy / "additional_chat_templates").mkdir()
     (full_copy / "additional_chat_templates" / "tool_use.jinja").write_text("{{ 'C' }}")
-    result = intake(full_copy, "tiny")
+    result = intake(full_copy, TINY)
     assert result.ok, result.reasons
     (note,) = [note for note in result.notes if "chat templates ignored" in note]
     assert "tokenizer_config.json chat_template named 'default' / 'x\\nx\\n" in note
@@ -62,7 +63,7 @@ def test_custom_code_named_by_auto_map_is_refused_with_the_reason_and_never_run(
     code = f"open({str(ran)!r}, 'w').close()\n"
     for name in ("modeling_evil.py", "configuration_evil.py", "tokenization_evil.py"):
         (full_copy / name).write_text(code)
-    result = intake(full_copy, "tiny")  # Python files alone are inert: noted
+    result = intake(full_copy, TINY)  # Python files alone are inert: noted
     assert result.ok and ("Python files ignored (never imported or run): configuration_evil.py, modeling_evil.py, "
                           "tokenization_evil.py") in result.notes
     for name, auto_map in (("tokenizer_config.json", {"AutoTokenizer": ["tokenization_evil.Evil", None]}),
@@ -122,7 +123,7 @@ def test_a_pickle_of_training_arguments_is_noted_not_refused(full_copy: Path, tm
     from transformers import TrainingArguments
 
     torch.save(TrainingArguments(output_dir=str(tmp_path / "out"), report_to=[]), full_copy / "training_args.bin")
-    result = intake(full_copy, "tiny")
+    result = intake(full_copy, TINY)
     assert result.ok, result.reasons
     assert ("pickles of training arguments ignored (read as opcodes, never loaded): training_args.bin"
             in result.notes)
@@ -133,7 +134,7 @@ def test_a_tokenizer_that_rewrites_the_benchmark_prompts_is_refused_with_the_dif
     from ptbench.integrity.items import heldout_prompts
 
     prompts = heldout_prompts("humaneval", None)[:10]
-    clean = intake(full_copy, "tiny", prompts=prompts)
+    clean = intake(full_copy, TINY, prompts=prompts)
     assert clean.ok and "the submitted tokenizer encodes all 10 benchmark prompts as the base's does" in clean.notes
     tokenizer = json.loads((full_copy / "tokenizer.json").read_text())
     rewrite = {"type": "Replace", "pattern": {"String": "Return the decimal part of the number."},
@@ -147,12 +148,12 @@ def test_a_tokenizer_that_rewrites_the_benchmark_prompts_is_refused_with_the_dif
     assert reason.startswith("the submitted tokenizer encodes 1 of 10 benchmark prompts differently from the base's; "
                              "prompt 2: the base reads")
     assert "the number.\\n" in reason and "the number: return number % 1.0" in reason
-    unchecked = intake(full_copy, "tiny")  # without the prompts it cannot compare, and says so
+    unchecked = intake(full_copy, TINY)  # without the prompts it cannot compare, and says so
     assert unchecked.ok and "not compared" in " ".join(unchecked.notes)
 
 
 def refusal_with(path: Path, prompts: list[str]) -> str:
-    result = intake(path, "tiny", prompts=prompts)
+    result = intake(path, TINY, prompts=prompts)
     assert not result.ok and len(result.reasons) == 1
     return result.reasons[0]
 
@@ -237,7 +238,7 @@ def test_symlink_inside_the_directory_is_fine(full_copy: Path) -> None:
     (full_copy / "weights").mkdir()
     shutil.move(full_copy / "model.safetensors", full_copy / "weights" / "model.safetensors")
     os.symlink("weights/model.safetensors", full_copy / "model.safetensors")
-    assert intake(full_copy, "tiny").ok
+    assert intake(full_copy, TINY).ok
 
 
 def test_shard_index_pointing_outside(full_copy: Path) -> None:
@@ -295,12 +296,12 @@ def test_adapter_with_pickle_weights(adapter_dir: Path, tmp_path: Path) -> None:
 
 def test_tinker_path_file(tmp_path: Path) -> None:
     (tmp_path / "path.txt").write_text("tinker://run-1/sampler_weights/step-100\n")
-    result = intake(tmp_path, "qwen3-8b")
+    result = intake(tmp_path, BASE_MODELS["qwen3-8b"])
     assert result.ok and result.kind == "tinker"
     (tmp_path / "path.txt").write_text("tinker://run-1/weights/step-100")
-    assert "sampling needs" in refusal(tmp_path, "qwen3-8b")
+    assert "sampling needs" in refusal(tmp_path, BASE_MODELS["qwen3-8b"])
     (tmp_path / "path.txt").write_text("/home/agent/ckpt")
-    assert "does not name a tinker checkpoint" in refusal(tmp_path, "qwen3-8b")
+    assert "does not name a tinker checkpoint" in refusal(tmp_path, BASE_MODELS["qwen3-8b"])
 
 
 def _tiny_model(path: Path):
@@ -320,7 +321,7 @@ def _config(model_dir: Path, **updates: object) -> dict:
 def test_adapter_beside_a_copied_config_is_still_an_adapter(adapter_dir: Path, tiny_dir: Path, tmp_path: Path) -> None:
     copy = shutil.copytree(adapter_dir, tmp_path / "final_model")
     shutil.copy(tiny_dir / "config.json", copy / "config.json")
-    result = intake(copy, "tiny")
+    result = intake(copy, TINY)
     assert result.ok and result.kind == "adapter", result.reasons
 
 
@@ -352,10 +353,10 @@ def test_the_submission_kind_must_be_the_tasks(tmp_path: Path, tiny_dir: Path) -
     checkpoint = tmp_path / "tinker"
     checkpoint.mkdir()
     (checkpoint / "path.txt").write_text("tinker://run-1/sampler_weights/final\n")
-    assert intake(checkpoint, "tiny").ok and intake(checkpoint, "tiny", "tinker").ok
-    local = intake(checkpoint, "tiny", "local")
+    assert intake(checkpoint, TINY).ok and intake(checkpoint, TINY, "tinker").ok
+    local = intake(checkpoint, TINY, "local")
     assert not local.ok and local.reasons == ["the task takes a model directory, not a Tinker checkpoint (path.txt)"]
     model = shutil.copytree(tiny_dir, tmp_path / "final_model")
-    assert intake(model, "tiny", "local").ok
-    tinker = intake(model, "tiny", "tinker")
+    assert intake(model, TINY, "local").ok
+    tinker = intake(model, TINY, "tinker")
     assert not tinker.ok and "takes path.txt naming a tinker:// checkpoint, not a model directory" in tinker.reasons[0]

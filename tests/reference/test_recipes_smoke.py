@@ -19,6 +19,7 @@ from ptbench.catalog.tasks import get_task
 from ptbench.errors import UserError
 from ptbench.models.intake import intake
 from ptbench.models.loading import base_source
+from ptbench.models.registry import TINY
 from ptbench.reference.config import (
     TINY_BENCHMARK,
     TINY_FROGS,
@@ -52,10 +53,10 @@ def assert_submittable(out: Path, trained: bool = True) -> None:
     no trained model beat the base's dev evaluation)."""
     assert (out / "config.json").is_file() and (out / "tokenizer.json").is_file()
     assert not list(out.glob("*.bin")) and not list(out.glob("*.pt"))
-    result = intake(out, "tiny")
+    result = intake(out, TINY)
     assert result.ok, result.reasons
     assert result.kind == "full"
-    base, saved = weights(Path(base_source("tiny").location)), weights(out)
+    base, saved = weights(Path(base_source(TINY).location)), weights(out)
     assert any(not base[name].equal(saved[name]) for name in base) == trained
 
 

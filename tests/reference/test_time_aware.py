@@ -20,6 +20,7 @@ from safetensors.torch import load_file
 from ptbench.catalog.tasks import get_task
 from ptbench.errors import UserError
 from ptbench.models.intake import intake
+from ptbench.models.registry import TINY
 from ptbench.reference.config import TINY_FROGS, EvalSettings, GrpoSettings, SftSettings, Stage
 from ptbench.reference.deadline import MIN_MARGIN, Deadline, margin_for
 from ptbench.reference.dev_scores import DevEval
@@ -82,7 +83,7 @@ def test_the_deadline_comes_from_the_start_stamp(tmp_path: Path, monkeypatch: py
 
 
 def test_the_submission_is_saved_at_once_and_replaced_only_by_a_better_one(tmp_path: Path) -> None:
-    policy = load_policy("tiny", TINY_FROGS.model_copy(update={"threads": 1}))
+    policy = load_policy(TINY, TINY_FROGS.model_copy(update={"threads": 1}))
     out = tmp_path / "final_model"
     saves: list = []
     keeper = BestSubmission(lambda _: save_final_model(policy, out, replace=True), Deadline(None),
@@ -98,7 +99,7 @@ def test_the_submission_is_saved_at_once_and_replaced_only_by_a_better_one(tmp_p
         return next(t for t in tensors.values() if t.shape == weight.shape)
 
     assert keeper.offer(_eval("base", 0, pass_rate=0.1, parse_rate=0.5))  # the first evaluated model: saved
-    assert intake(out, "tiny").ok
+    assert intake(out, TINY).ok
     first = saved_weight().clone()
     nudge()
     assert not keeper.offer(_eval("SFT", 4, pass_rate=0.05, parse_rate=1.0))  # worse: the submission stays
@@ -117,7 +118,7 @@ def test_the_submission_is_saved_at_once_and_replaced_only_by_a_better_one(tmp_p
     policy.model.save_pretrained = broken_save
     with pytest.raises(OSError, match="disk full"):
         keeper.offer(_eval("GRPO N=4", 20, pass_rate=0.5, parse_rate=1.0))
-    assert saved_weight().equal(second) and intake(out, "tiny").ok  # never a half-written submission
+    assert saved_weight().equal(second) and intake(out, TINY).ok  # never a half-written submission
     assert keeper.best is not None and keeper.best.step == 12
 
 
@@ -137,7 +138,7 @@ def test_a_budget_too_short_under_load_ends_in_time_with_the_best_model(
     assert report.budget_seconds == budget
     # it stopped before its budget ended (the deadline is the end less a 20 s margin: used, if at all, by a save)
     assert report.deadline_left_seconds is not None and report.deadline_left_seconds > -MIN_MARGIN
-    assert intake(out, "tiny").ok  # a valid submission, never nothing
+    assert intake(out, TINY).ok  # a valid submission, never nothing
     assert report.saves and report.saves[0].phase == "base"  # saved as soon as there was one
     best = max(report.evaluations, key=lambda e: (e.pass_rate, e.parse_rate))
     first_best = next(e for e in report.evaluations if (e.pass_rate, e.parse_rate) == (best.pass_rate,

@@ -7,6 +7,8 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
+import pytest
+
 from ptbench.store.ingest import ingest, read_job
 
 
@@ -183,3 +185,28 @@ def test_hostile_details_json_is_unknown_never_followed(job_dir, store, tmp_path
     assert (nop.status, nop.verifier_status) == ("unknown", "unreadable")
     assert nop.reason == "verifier output unreadable: details.json: unsupported schema_version 9"
     assert oracle.details_path is None  # a symlink is never recorded as a file
+
+
+@pytest.mark.parametrize("kind", ["link to a host file", "oversized", "garbage"])
+def test_a_hostile_result_json_is_one_finding_in_ingest_and_runs_show(job_dir, store, cli, tmp_path, kind):
+    from ptbench.trialdir.reader import CAPS
+
+    path = trial_of(job_dir, "nop") / "result.json"
+    if kind == "link to a host file":
+        (tmp_path / "host.json").write_text(path.read_text())
+        path.unlink()
+        path.symlink_to(tmp_path / "host.json")
+    elif kind == "oversized":
+        with open(path, "r+b") as handle:  # sparse: the cap is checked before anything is read
+            handle.truncate(CAPS["result.json"] + 1)
+    else:
+        path.write_bytes(b"\xff\xfe{garbage")
+    assert cli("runs", "ingest", str(job_dir), "--store", str(store)).returncode == 0
+    [nop] = [t.trial for t in read_job(job_dir).trials if t.trial.agent == "nop"]
+    expected = {"link to a host file": "result.json unusable: 'result.json' is reached through a symlink",
+                "oversized": f"result.json unusable: result.json: larger than {CAPS['result.json']} bytes",
+                "garbage": "result.json unusable: result.json: not UTF-8"}[kind]
+    assert (nop.status, nop.reason) == ("unknown", expected)
+    shown = cli("runs", "show", nop.trial_name, "--store", str(store))
+    assert shown.returncode == 0 and expected in " ".join(shown.stdout.split())
+    assert "host.json" not in shown.stdout  # nothing of the host file, not even its name

@@ -14,6 +14,7 @@ from ptbench.catalog.tasks import get_task
 from ptbench.errors import UserError
 from ptbench.frogs import generate_training_boards
 from ptbench.models.backends.tinker_sampler import TinkerSampler
+from ptbench.models.registry import TINY
 from ptbench.reference.config import (
     TINY_FROGS_MULTI_TINKER,
     TINY_FROGS_TINKER,
@@ -42,7 +43,7 @@ def test_tinker_tasks_get_the_tinker_recipes() -> None:
 
 
 def test_only_the_answer_is_trained(tiny_dir, puzzle) -> None:
-    chat = load_chat_format("tiny")
+    chat = load_chat_format(TINY)
     (datum,) = supervised_data(chat, conversation(puzzle, "touch", multi_turn=False))
     weights = datum.loss_fn_inputs["weights"].to_numpy()
     targets = datum.loss_fn_inputs["target_tokens"].to_numpy()
@@ -78,7 +79,7 @@ def test_the_multi_turn_recipe_trains_and_submits_through_the_sdk(service_client
     assert report.train_examples == 2 * 2 * 4  # 2 steps x batch 4 puzzles, two turns each
     assert any("SFT only" in note for note in report.notes)
     assert "SFT through Tinker" in log.getvalue() and "raw N=4" in log.getvalue()
-    sampler = TinkerSampler.from_path_file(out, "tiny", service_client=service_client)
+    sampler = TinkerSampler.from_path_file(out, TINY, service_client=service_client)
     assert sampler.checkpoint == checkpoint
     assert (Path(report.model_dir) == out) and (tmp_path / "submission" / "reference_report.json").is_file()
 
@@ -104,7 +105,7 @@ def test_the_verifier_does_not_wait_on_a_dead_api(tmp_path, monkeypatch) -> None
         closed.bind(("127.0.0.1", 0))
         monkeypatch.setenv("PTBENCH_TINKER_URL", f"http://127.0.0.1:{closed.getsockname()[1]}")
         with pytest.raises(UserError, match="does not answer"):
-            TinkerSampler.from_path_file(tmp_path / "path.txt", "tiny")
+            TinkerSampler.from_path_file(tmp_path / "path.txt", TINY)
 
 
 def test_multi_turn_dev_episodes_end_before_they_outgrow_the_context(service_client, puzzle) -> None:
@@ -115,7 +116,7 @@ def test_multi_turn_dev_episodes_end_before_they_outgrow_the_context(service_cli
     from ptbench.reference.multiturn import backend_player
     from ptbench.reference.tinker_frogs import TinkerPolicy
 
-    chat = load_chat_format("tiny")
+    chat = load_chat_format(TINY)
     policy = TinkerPolicy(service_client.create_lora_training_client(base_model="tiny", rank=4).result(), chat)
     settings = GenerationSettings(max_new_tokens=16, temperature=1.0, seed=5)
     env = FrogToolEnv(puzzle[0], "touch")

@@ -175,6 +175,7 @@ def test_the_verifier_samples_a_local_checkpoint_and_refuses_another_bases(servi
     from ptbench.errors import UserError
     from ptbench.models.backends import load_backend
     from ptbench.models.backends.base import GenerationSettings
+    from ptbench.models.registry import BASE_MODELS, TINY
 
     client, tokens, _, _ = trained
     submission = tmp_path / "final_model"
@@ -182,7 +183,7 @@ def test_the_verifier_samples_a_local_checkpoint_and_refuses_another_bases(servi
     path = client.save_weights_for_sampler("verify").result().path
     (submission / "path.txt").write_text(path + "\n")
     monkeypatch.setenv("PTBENCH_TINKER_URL", tinker_url)
-    backend = load_backend(submission, "tiny", "cpu")
+    backend = load_backend(submission, TINY, "cpu")
     conversation = [{"role": "user", "content": "add two numbers"}]
     (completions,) = backend.generate([conversation], GenerationSettings(max_new_tokens=8, temperature=0.0), n=1)
     (prompt,) = backend.prompt_ids([conversation], None)
@@ -192,4 +193,4 @@ def test_the_verifier_samples_a_local_checkpoint_and_refuses_another_bases(servi
     assert backend.checkpoint == path and completions[0].output_tokens == len(direct.sequences[0].tokens) > 0
 
     with pytest.raises(UserError, match="trained from tiny, not Qwen/Qwen3-8B-Base"):
-        load_backend(submission, "qwen3-8b", "cpu")  # a task on another base is not scored from this checkpoint
+        load_backend(submission, BASE_MODELS["qwen3-8b"], "cpu")  # a task on another base: not scored from it

@@ -8,6 +8,7 @@ import pytest
 from inspect_ai.log import read_eval_log
 
 from ptbench.errors import UserError
+from ptbench.models.registry import TINY
 from ptbench.verify.baseline import BaselineRequest, baseline_path, load_baselines, run_baseline
 
 from .conftest import FIXTURES, quiet
@@ -20,7 +21,7 @@ def system_prompts(log_path: str) -> list[str]:
 
 def test_zero_and_few_shot_baselines_are_stored(workdir: Path) -> None:
     records = [
-        run_baseline(BaselineRequest(benchmark="gsm8k", model="tiny", mode=mode, limit=1,
+        run_baseline(BaselineRequest(benchmark="gsm8k", model=TINY, mode=mode, limit=1,
                                      data_dir=FIXTURES / "gsm8k", max_tokens=4), quiet())
         for mode in ("zero-shot", "few-shot")
     ]
@@ -40,4 +41,4 @@ def test_zero_and_few_shot_baselines_are_stored(workdir: Path) -> None:
 ])
 def test_impossible_baselines_are_refused(workdir: Path, benchmark: str, mode: str, message: str) -> None:
     with pytest.raises(UserError, match=message):
-        run_baseline(BaselineRequest(benchmark=benchmark, model="tiny", mode=mode), quiet())  # type: ignore[arg-type]
+        run_baseline(BaselineRequest(benchmark=benchmark, model=TINY, mode=mode), quiet())  # type: ignore[arg-type]

@@ -12,6 +12,7 @@ import pytest
 
 import ptbench.verify.pipeline as pipeline
 from ptbench.models.backends import GenerationSettings, load_backend
+from ptbench.models.registry import TINY
 from ptbench.verify.pipeline import VerifyRequest, verify
 from ptbench.verify.verdict import Verdict
 
@@ -103,7 +104,7 @@ def test_overflowing_weights_fall_back_to_the_base_after_release(overflowing: Pa
 
 @pytest.mark.parametrize("temperature", [0.0, 0.7])
 def test_overflowing_logits_stop_greedy_and_sampled_generation(overflowing: Path, temperature: float) -> None:
-    backend = load_backend(overflowing, "tiny", "cpu", threads=1)
+    backend = load_backend(overflowing, TINY, "cpu", threads=1)
     with pytest.raises(FloatingPointError, match="logits are not finite"):
         settings = GenerationSettings(max_new_tokens=4, temperature=temperature)
         backend.generate([[{"role": "user", "content": "2 + 2?"}]], settings)
@@ -112,7 +113,7 @@ def test_overflowing_logits_stop_greedy_and_sampled_generation(overflowing: Path
 def test_overflowing_logits_stop_the_batch_at_once(overflowing: Path) -> None:
     # The finiteness flag stays on the device, yet the first non-finite step ends the batch: one forward pass for the
     # prompt, at most one more, never the full budget of a broken model.
-    backend = load_backend(overflowing, "tiny", "cpu", threads=1)
+    backend = load_backend(overflowing, TINY, "cpu", threads=1)
     calls: list[int] = []
     backend.model.register_forward_hook(lambda *args: calls.append(1))
     with pytest.raises(FloatingPointError, match="logits are not finite"):

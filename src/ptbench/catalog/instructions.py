@@ -12,7 +12,6 @@ from ptbench.catalog.frogs_text import frogs_game, frogs_schema
 from ptbench.catalog.spec import TaskSpec
 from ptbench.catalog.submission import RESULTS_JSON, TASK_JSON, WORKDIR, submission_path
 from ptbench.catalog.templating import render
-from ptbench.models.registry import get_base_model
 
 INSTRUCTION_FILE = "instruction.md"
 """The instruction's file name, in the task dir for the agent and in tests/ for the verifier (forbidden-reads
@@ -28,7 +27,7 @@ def evaluate_command(spec: TaskSpec) -> str:
 
 def render_instruction(spec: TaskSpec, data_dir: str | None = None, data_files: list[str] | None = None) -> str:
     """The full instruction.md text for a task; `data_dir` and `data_files`: the benchmark data the task carries."""
-    model = get_base_model(spec.base_model)
+    model = spec.model
     definition, frogs = spec.definition, spec.is_frogs
     if frogs:
         dev_split, dev_note, about = True, FROGS_DEV_NOTE, definition.about

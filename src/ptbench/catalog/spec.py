@@ -13,7 +13,7 @@ from ptbench.errors import UserError, first_line
 from ptbench.files import write_model_json
 from ptbench.frogs.board import Rules
 from ptbench.frogs.tiers import Tier
-from ptbench.models.registry import BASE_MODELS
+from ptbench.models.registry import BASE_MODELS, BaseModelInfo
 
 # Literal for pydantic and type checkers; tests/benchmarks/test_layout.py checks it equals the registry's list
 Benchmark = Literal[
@@ -71,6 +71,11 @@ class TaskSpec(BaseModel):
         for hosts in (self.agent_allowed_hosts or (), self.forbidden_hosts):
             normalize_allowed_hosts(list(hosts))  # a ValueError naming the entry Harbor refuses
         return self
+
+    @property
+    def model(self) -> BaseModelInfo:
+        """The base model's registry entry (the key was checked when the spec was built)."""
+        return BASE_MODELS[self.base_model]
 
     @property
     def definition(self) -> BenchmarkDef:

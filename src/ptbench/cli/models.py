@@ -54,8 +54,9 @@ def intake_command(
 ) -> None:
     """Check a submitted checkpoint the way the verifier does; print the result as JSON (exit 1 if refused)."""
     from ptbench.models.intake import intake
+    from ptbench.models.registry import get_base_model
 
-    result = intake(submission, base)
+    result = intake(submission, get_base_model(base))
     print(result.model_dump_json(indent=2))
     if not result.ok:
         raise typer.Exit(1)

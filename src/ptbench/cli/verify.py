@@ -96,10 +96,12 @@ def baseline_command(
     """Score a base model (zero-/few-shot) or its instruct twin on a benchmark's test set; stored for scoring."""
     from rich.console import Console
 
+    from ptbench.models.registry import get_base_model
     from ptbench.verify.baseline import BaselineRequest, run_baseline
 
-    run_baseline(BaselineRequest(benchmark=benchmark, model=model, mode=mode, limit=limit, data_dir=data_dir,
-                                 device=device, judges=judge or [], heldout=heldout, max_tokens=max_tokens), Console())
+    run_baseline(BaselineRequest(benchmark=benchmark, model=get_base_model(model), mode=mode, limit=limit,
+                                 data_dir=data_dir, device=device, judges=judge or [], heldout=heldout,
+                                 max_tokens=max_tokens), Console())
 
 
 def register(app: typer.Typer) -> None:

@@ -115,7 +115,7 @@ def token_decoder(spec: TaskSpec) -> TokenDecoder | None:
     from ptbench.models.loading import base_source
 
     try:
-        source = base_source(spec.base_model)
+        source = base_source(spec.model)
         if source.local:
             return TokenDecoder.from_model_dir(Path(source.location))
         from huggingface_hub import snapshot_download
@@ -134,7 +134,7 @@ def _likelihood(spec: TaskSpec, submission: Path, inputs: IntegrityInputs) -> Ch
     if inputs.base_dir is None or not submission.is_dir() or is_tinker(submission):
         return could_not_run(NAME, "no loadable model directory to compare with the base (a Tinker checkpoint, or "
                              "a submission that failed intake)")
-    return timed(NAME, lambda: check_likelihood(spec.benchmark, inputs.data_dir, submission, spec.base_model,
+    return timed(NAME, lambda: check_likelihood(spec.benchmark, inputs.data_dir, submission, spec.model,
                                                 torch_device(inputs.device)))
 
 
@@ -148,10 +148,9 @@ def after_evaluation(inputs: IntegrityInputs, score: float, samples: int) -> Che
 def family_checkpoints(spec: TaskSpec) -> dict[str, Path]:
     """The family's other known checkpoints found locally: the instruct model in the hub cache, or for the locally
     built tiny model its instruct-like sibling when built (the verifier never trains one)."""
-    from ptbench.models.registry import get_base_model
     from ptbench.models.tiny_instruct import cached_tiny_instruct
 
-    info = get_base_model(spec.base_model)
+    info = spec.model
     if info.hub_id is None:
         sibling = cached_tiny_instruct()
         return {"instruct": sibling} if sibling is not None else {}

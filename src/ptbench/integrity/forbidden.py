@@ -25,7 +25,6 @@ from ptbench.integrity.heldout_sources import HeldoutSources, hub_pattern, sourc
 from ptbench.integrity.result import MAX_LISTED, CheckResult, Evidence, could_not_run, flagged, incomplete, passed
 from ptbench.integrity.uses import Use
 from ptbench.integrity.workspace import Walk, texts
-from ptbench.models.registry import get_base_model
 
 NAME = "forbidden-reads"
 WORKDIRS = ("/app", "/tmp", "/dev")
@@ -128,7 +127,7 @@ class _Rules:
         names = {spec.benchmark, *(i.split("/")[-1] for i in self.found.hub_ids), *self.found.bare_ids}
         self.named = re.compile("|".join(re.escape(n).replace("\\-", "[-_]?") for n in sorted(names)), re.IGNORECASE)
         """A path about this benchmark (its name or a hub id's, as a cache folder spells it)."""
-        instruct = get_base_model(spec.base_model).instruct_hub_id
+        instruct = spec.model.instruct_hub_id
         self.instruct = re.compile(rf"(?<![\w.-]){re.escape(instruct)}(?![\w.-])", re.IGNORECASE) if instruct \
             else None
         self.apis = spec.network == "public"

@@ -50,14 +50,12 @@ def check_network(spec: TaskSpec, record_path: Path | None, forbidden_hosts: tup
 
 def _hub_path_pattern(spec: TaskSpec) -> re.Pattern[str]:
     """URL paths of the benchmark's test items and the base model's instruct checkpoint on the hub."""
-    from ptbench.models.registry import get_base_model
-
     sources = SOURCES.get(spec.benchmark)
     parts = []
     for hub_id in sources.hub_ids if sources else ():
         tail = r"(?:[/?]|$)" if sources and sources.whole else r"/\S*test"
         parts.append(rf"/(?:api/)?datasets/{re.escape(hub_id)}{tail}")
-    instruct = get_base_model(spec.base_model).instruct_hub_id
+    instruct = spec.model.instruct_hub_id
     if instruct:
         parts.append(rf"/(?:api/models/)?{re.escape(instruct.lower())}(?:[/?]|$)")
     if sources:

@@ -26,6 +26,8 @@ from ptbench.integrity.result import MAX_LISTED, CheckResult, Evidence, could_no
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+    from ptbench.models.registry import BaseModelInfo
+
 NAME = "contamination-likelihood"
 MAX_ITEMS = 64
 """Test items and reference items scored, each."""
@@ -37,7 +39,7 @@ MAX_TOKENS = 512
 SEED = 0
 
 
-def check_likelihood(benchmark: str, data_dir: Path | None, submission: Path, base_model: str,
+def check_likelihood(benchmark: str, data_dir: Path | None, submission: Path, base_model: BaseModelInfo,
                      device: str = "cpu", max_items: int = MAX_ITEMS) -> CheckResult:
     """Load the base and the submission, score test and reference items, test the difference of their gains."""
     from ptbench.integrity.items import heldout_samples, item_text
@@ -59,7 +61,7 @@ def check_likelihood(benchmark: str, data_dir: Path | None, submission: Path, ba
 
 
 @cache
-def _base_scores(base_model: str, device: str, texts: tuple[str, ...]) -> np.ndarray:
+def _base_scores(base_model: BaseModelInfo, device: str, texts: tuple[str, ...]) -> np.ndarray:
     """The base model's scores, once per process (the selftest checks many submissions against one base)."""
     from ptbench.models.loading import base_source, load_model, load_tokenizer
 

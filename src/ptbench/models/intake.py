@@ -33,7 +33,7 @@ from ptbench.models.loading import (
     load_tokenizer,
     tokenizer_source,
 )
-from ptbench.models.registry import BaseModelInfo, Family, get_base_model
+from ptbench.models.registry import BaseModelInfo, Family
 from ptbench.models.safety import (
     Refusal,
     bad_symlinks,
@@ -94,12 +94,11 @@ class IntakeResult(BaseModel):
     param_count: int | None = Field(None, description="parameters in the submitted weights")
 
 
-def intake(submission_dir: Path, base_model_key: str, backend: TaskBackend | None = None,
+def intake(submission_dir: Path, info: BaseModelInfo, backend: TaskBackend | None = None,
            prompts: Sequence[str] = ()) -> IntakeResult:
-    """Check a submission against its base model and, when given, the task's backend (a Tinker task takes a Tinker
-    checkpoint, any other task a model directory) and the benchmark's prompts (a submitted tokenizer must encode
-    them as the base's does); never raises for a bad submission."""
-    info = get_base_model(base_model_key)
+    """Check a submission against its base model `info` and, when given, the task's backend (a Tinker task takes a
+    Tinker checkpoint, any other task a model directory) and the benchmark's prompts (a submitted tokenizer must
+    encode them as the base's does); never raises for a bad submission."""
     template = chat_template(info.chat_template)
     result = IntakeResult(ok=False, base_model=info.key, chat_template=template.name)
     try:
@@ -190,7 +189,7 @@ def check_prompt_encoding(root: Path, info: BaseModelInfo, template: ChatTemplat
     if not prompts:
         notes.append("the submitted tokenizer was not compared with the base's on the benchmark's prompts")
         return
-    submitted, base = load_tokenizer(ModelSource(str(root))), load_tokenizer(base_source(info.key))
+    submitted, base = load_tokenizer(ModelSource(str(root))), load_tokenizer(base_source(info))
     differing = []
     for number, prompt in enumerate(prompts):
         text = template.render(base, [{"role": "user", "content": prompt}])
@@ -221,7 +220,7 @@ def _check_full(root: Path, info: BaseModelInfo, template: ChatTemplate, notes: 
     known = info.architectures
     if not isinstance(architectures, list) or not architectures or any(a not in known for a in architectures):
         raise Refusal(f"architectures {architectures!r} are not {' or '.join(info.architectures)}")
-    base_config, base_model = _base_meta(info.key)
+    base_config, base_model = _base_meta(info)
     _check_dimensions(raw, base_config)
     config = _parse_config(root)
     shapes = tensor_shapes(_weights(root, "model"))
@@ -235,7 +234,7 @@ def _check_full(root: Path, info: BaseModelInfo, template: ChatTemplate, notes: 
         raise Refusal(f"weights hold {stored:,} parameters but config.json describes {expected:,}")
     _check_size(stored, _param_count(base_model))
     _check_finite(root, "model")
-    _check_tokenizer(tokenizer_source(root, base_source(info.key)), config, template)
+    _check_tokenizer(tokenizer_source(root, base_source(info)), config, template)
     _note_ignored(root, notes, tokenizer_own=has_tokenizer(root))
     return stored
 
@@ -248,13 +247,13 @@ def _check_adapter(root: Path, info: BaseModelInfo, template: ChatTemplate, note
     _check_lora_options(adapter)
     _check_adapter_base(str(adapter.get("base_model_name_or_path") or ""), info, notes)
     shapes = tensor_shapes(_weights(root, "adapter_model"))
-    base_config, base_model = _base_meta(info.key)
+    base_config, base_model = _base_meta(info)
     _check_adapter_fits(shapes, base_model)
     count = sum(math.prod(s) for s in shapes.values())
     if count > _param_count(base_model):
         raise Refusal(f"adapter holds {count:,} parameters, more than the base model")
     _check_finite(root, "adapter_model")
-    _check_tokenizer(base_source(info.key), base_config, template)
+    _check_tokenizer(base_source(info), base_config, template)
     _note_ignored(root, notes, tokenizer_own=False)
     if has_tokenizer(root):
         notes.append("the adapter's tokenizer files are ignored; the base model's tokenizer is used")
@@ -441,11 +440,11 @@ def _json_or_empty(path: Path) -> dict:
 
 
 @cache
-def _base_meta(key: str) -> tuple[PretrainedConfig, PreTrainedModel]:
+def _base_meta(info: BaseModelInfo) -> tuple[PretrainedConfig, PreTrainedModel]:
     """The base model's config and a weightless (meta-device) instance of it."""
     from ptbench.models.loading import load_config
 
-    config = load_config(base_source(key))
+    config = load_config(base_source(info))
     return config, _meta_model(config)
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ptbench.models.registry import get_base_model
+from ptbench.models.registry import BaseModelInfo
 
 if TYPE_CHECKING:
     import torch
@@ -42,9 +42,8 @@ class ModelSource:
         return safe
 
 
-def base_source(key: str) -> ModelSource:
-    """Where the base model `key` comes from (building the tiny model first if needed)."""
-    info = get_base_model(key)
+def base_source(info: BaseModelInfo) -> ModelSource:
+    """Where the base model comes from (building the tiny model first if needed)."""
     if info.hub_id is None:
         from ptbench.models.tiny import ensure_tiny
 

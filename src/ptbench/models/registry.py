@@ -1,8 +1,8 @@
 """The base-model registry: which models tasks start from, where they come from, and their instruct twins.
 
-A plain data module: other packages (models, verify, reference) look models up here by key and never
-hard-code hub ids. `tiny` is built locally by `ptbench models tiny` (Qwen3 architecture); the rest
-load from the Hugging Face hub by id.
+A plain data module: a key that arrives as text (a task spec, the command line, an inspect model arg) is looked
+up here once, at that boundary, and the entry itself travels on; nothing hard-codes a hub id. `tiny` is built
+locally by `ptbench models tiny` (Qwen3 architecture); the rest load from the Hugging Face hub by id.
 """
 
 from __future__ import annotations
@@ -87,3 +87,6 @@ def get_base_model(key: str) -> BaseModelInfo:
         return BASE_MODELS[key]
     except KeyError:
         raise UserError(f"unknown base model {key!r}; known: {', '.join(BASE_MODELS)}") from None
+
+
+TINY = BASE_MODELS["tiny"]

@@ -108,9 +108,10 @@ def finetune_tiny(texts: list[str], out: Path, steps: int = 60, seed: int = 0, l
     import torch
 
     from ptbench.models.loading import base_source, load_model, load_tokenizer
+    from ptbench.models.registry import TINY
 
     torch.manual_seed(seed)
-    source = base_source("tiny")
+    source = base_source(TINY)
     tokenizer = load_tokenizer(source)
     tokenizer.pad_token = tokenizer.pad_token or tokenizer.eos_token
     model = load_model(None, source).train()

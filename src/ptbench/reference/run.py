@@ -102,7 +102,7 @@ def run_reference(spec: TaskSpec, out: Path, *, recipe: FrogsRecipe | BenchmarkR
             with clock.phase("training data"):  # bad or missing data fails before any model loads
                 pairs = training_pairs(spec, recipe, data_dir and view_dir(data_dir, spec.benchmark, "agent"))
         with clock.phase("load base model"):
-            policy = load_policy(spec.base_model, recipe, base_dir)
+            policy = load_policy(spec.model, recipe, base_dir)
         if isinstance(recipe, FrogsRecipe):
             def save(_: DevEval) -> None:
                 save_final_model(policy, out, replace=True)

@@ -33,7 +33,6 @@ from ptbench.files import write_atomic
 from ptbench.frogs import Board, Rules, render_prompt
 from ptbench.models.backends.base import Backend, Conversation, GenerationSettings
 from ptbench.models.backends.tinker_sampler import TinkerSampler, open_service
-from ptbench.models.registry import get_base_model
 from ptbench.reference.config import FrogsRecipe, LoraSettings
 from ptbench.reference.deadline import Deadline
 from ptbench.reference.dev_scores import Player, dev_recorder, dev_settings, single_turn_player
@@ -125,13 +124,13 @@ def run_tinker_frogs(spec: TaskSpec, recipe: FrogsRecipe, out: Path, clock: Phas
         service = open_service()
         lora = recipe.lora or LoraSettings()
         try:
-            trainer = service.create_lora_training_client(base_model=get_base_model(spec.base_model).tinker_name,
+            trainer = service.create_lora_training_client(base_model=spec.model.tinker_name,
                                                            rank=lora.r, seed=recipe.seed).result()
         except tinker.TinkerError as exc:
             raise UserError(f"the Tinker API refused a training client: {first_line(exc)}") from exc
     with clock.phase("boards"):
         boards, puzzles = recipe_sets(spec, recipe)
-        chat = load_chat_format(spec.base_model)
+        chat = load_chat_format(spec.model)
         data = [d for p in puzzles for d in supervised_data(chat, conversation(p, spec.rules, multi))]
         random.Random(recipe.seed).shuffle(data)
     policy = TinkerPolicy(trainer, chat)

@@ -19,7 +19,7 @@ from ptbench.errors import UserError
 from ptbench.files import staged_dir
 from ptbench.models.device import require_device
 from ptbench.models.loading import ModelSource, base_source, load_model, load_tokenizer
-from ptbench.models.registry import get_base_model
+from ptbench.models.registry import BaseModelInfo
 from ptbench.models.templates import ChatTemplate, Message, chat_template
 from ptbench.reference.config import BenchmarkRecipe, FrogsRecipe
 
@@ -79,7 +79,7 @@ class Policy(ChatFormat):
         self.model.generation_config.eos_token_id = self.stop_ids
 
 
-def load_policy(base_model: str, recipe: FrogsRecipe | BenchmarkRecipe, base_dir: Path | None = None) -> Policy:
+def load_policy(info: BaseModelInfo, recipe: FrogsRecipe | BenchmarkRecipe, base_dir: Path | None = None) -> Policy:
     """The base model (or a local copy of it in `base_dir`) ready to train, with LoRA if the recipe asks."""
     import torch
 
@@ -87,10 +87,9 @@ def load_policy(base_model: str, recipe: FrogsRecipe | BenchmarkRecipe, base_dir
     if recipe.threads:
         torch.set_num_threads(recipe.threads)
     torch.manual_seed(recipe.seed)
-    info = get_base_model(base_model)
     if base_dir is not None and not (base_dir / "config.json").is_file():
         raise UserError(f"--base-model {base_dir} is not a model directory (no config.json)")
-    source = ModelSource(str(base_dir)) if base_dir is not None else base_source(info.key)
+    source = ModelSource(str(base_dir)) if base_dir is not None else base_source(info)
     device = "cuda" if recipe.device == "cuda" else "cpu"
     model = load_model(None, source, device=device)
     torch.nn.Module.to(model, torch.bfloat16 if recipe.dtype == "bfloat16" else torch.float32)  # see load_model
@@ -109,10 +108,9 @@ def load_policy(base_model: str, recipe: FrogsRecipe | BenchmarkRecipe, base_dir
     return Policy(model=model, tokenizer=tokenizer, template=chat_template(info.chat_template))
 
 
-def load_chat_format(base_model: str) -> ChatFormat:
+def load_chat_format(info: BaseModelInfo) -> ChatFormat:
     """The base model's tokenizer (registry source, no weights loaded) and forced chat template."""
-    info = get_base_model(base_model)
-    return ChatFormat(tokenizer=load_tokenizer(base_source(info.key)), template=chat_template(info.chat_template))
+    return ChatFormat(tokenizer=load_tokenizer(base_source(info)), template=chat_template(info.chat_template))
 
 
 def trl_args(recipe: FrogsRecipe | BenchmarkRecipe, work: Path, **fields: Any) -> dict[str, Any]:

@@ -39,7 +39,6 @@ from ptbench.catalog.templating import render
 from ptbench.catalog.timer import stamp_command
 from ptbench.errors import UserError
 from ptbench.files import staged_dir, write_atomic
-from ptbench.models.registry import get_base_model
 from ptbench.run.image import write_image_context
 from ptbench.run.task_data import VERIFIER_DATA, agent_data_path, copy_task_data
 from ptbench.settings import env_name
@@ -163,7 +162,7 @@ def base_model_copy_command(spec: TaskSpec) -> str:
     """Shell that submits an untouched copy of the base model (solve.sh's fallback); '' for Tinker tasks."""
     if spec.backend == "tinker":
         return ""
-    model = get_base_model(spec.base_model)
+    model = spec.model
     if model.hub_id is None:
         return f"{model.local_build} --out {FINAL_MODEL}"
     revision = f" --revision {shlex.quote(model.revision)}" if model.revision else ""

@@ -21,7 +21,6 @@ from rich.console import Console
 from ptbench.catalog.spec import TaskSpec
 from ptbench.errors import UserError, first_line
 from ptbench.files import write_atomic
-from ptbench.models.registry import get_base_model
 from ptbench.paths import cache_dir
 from ptbench.run.agents import AgentSettings, loopback_ports, resolve_agent, with_seed, with_settings
 from ptbench.run.local_tinker import TinkerMode, with_tinker
@@ -134,7 +133,7 @@ def uses_tiny_model(task: TaskConfig) -> bool:
         spec = TaskSpec.load(task.path / "tests" / "task.json")
     except UserError:
         return False
-    return get_base_model(spec.base_model).local_build is not None
+    return spec.model.local_build is not None
 
 
 def with_tiny_model(environment: EnvironmentConfig, *model_dirs: Path) -> EnvironmentConfig:

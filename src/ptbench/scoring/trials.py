@@ -7,11 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from ptbench.benchmarks.registry import BENCHMARKS
 from ptbench.errors import first_line
-from ptbench.files import UnsafeFile, read_untrusted
 from ptbench.scoring.baselines import Measured, base_score
 from ptbench.scoring.boards import read_boards
 from ptbench.scoring.calibration import self_report
@@ -20,9 +17,9 @@ from ptbench.scoring.score_report import Integrity, Rule, TrialScore
 from ptbench.scoring.spend import trial_spend
 from ptbench.scoring.stats import Interval, normal_interval
 from ptbench.store.models import TrialRecord, TrialRow
+from ptbench.trialdir.reader import DETAILS, TrialDir, UnusableFile
 from ptbench.verify.verdict import Verdict
 
-MAX_DETAILS_BYTES = 16 * 1024 * 1024
 STANDARD_ERRORS = ("stderr", "std")
 """Verifier metrics that are the standard error of the main metric (inspect's `stderr`; HealthBench's bootstrap
 `std`)."""
@@ -121,8 +118,8 @@ def _verdict(trial: TrialRow) -> Verdict | None:
     if trial.details_path is None:
         return None
     try:
-        return Verdict.model_validate_json(read_untrusted(trial.details_path, MAX_DETAILS_BYTES))
-    except (OSError, UnsafeFile, ValidationError):
+        return TrialDir(Path(trial.trial_dir)).load(DETAILS, Verdict)
+    except UnusableFile:
         return None
 
 

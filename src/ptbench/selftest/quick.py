@@ -184,7 +184,7 @@ def _model_checks(case: Case, base_dir: Path, sibling: Path) -> list[CheckResult
     """The checks of the case's submission."""
     spec = get_task(case.task)
     return [check_provenance(case.model, base_dir, {"instruct": sibling}),
-            check_likelihood(spec.benchmark, None, case.model, spec.base_model, max_items=LIKELIHOOD_ITEMS)]
+            check_likelihood(spec.benchmark, None, case.model, spec.model, max_items=LIKELIHOOD_ITEMS)]
 
 
 def _honest(base: dict[str, np.ndarray], seed: int) -> Callable[[Case], None]:

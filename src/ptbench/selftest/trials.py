@@ -78,11 +78,10 @@ def _job_rows(task: str, agents: list[str], seeds: int, kwargs: dict[str, str], 
 
 def _checks(trial_dir: Path) -> list[CheckResult]:
     """The integrity checks the trial's verifier recorded (none when it left no readable details.json)."""
-    from pydantic import ValidationError
-
+    from ptbench.trialdir.reader import DETAILS, TrialDir, UnusableFile
     from ptbench.verify.verdict import Verdict
 
     try:
-        return Verdict.model_validate_json((trial_dir / "verifier" / "details.json").read_bytes()).integrity
-    except (OSError, ValidationError):
+        return TrialDir(trial_dir).load(DETAILS, Verdict).integrity
+    except UnusableFile:
         return []

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
-import stat
 import uuid
 from pathlib import Path
 
@@ -18,7 +16,6 @@ from pydantic import BaseModel, ValidationError
 
 from ptbench.catalog.spec import TaskSpec
 from ptbench.errors import UserError, first_line, validation_line
-from ptbench.files import UnsafeFile, file_inside, read_untrusted_text
 from ptbench.store.models import (
     PHASES,
     REWARD,
@@ -36,15 +33,13 @@ from ptbench.store.schema import open_store
 from ptbench.store.writer import SaveStats, save_job
 from ptbench.tinker_meter import JOB_METER_FILE, MeterFile, SessionCompute, read_meter, trial_compute
 from ptbench.trialdir.labels import agent_label, environment_label, seed_of
+from ptbench.trialdir.reader import CONFIG, DETAILS, RESULT, TASK_SPEC, TrialDir, UnusableFile
 from ptbench.trialdir.verifier_failure import VerifierFailure
 from ptbench.verify.verdict import Verdict
 
-MAX_JSON_BYTES = 64 * 1024 * 1024
-MAX_SPEC_BYTES = 1024 * 1024
 MAX_METRICS = 1000
 MAX_NAME_CHARS = 200
 MAX_TEXT_CHARS = 4000
-MAX_DETAILS_BYTES = 16 * 1024 * 1024
 _TRIAL_MARKERS = ("config.json", "result.json", "lock.json", "trial.log")
 REFERENCE_REPORTS = (
     "artifacts/app/reference_report.json", "artifacts/logs/artifacts/reference_report.json",
@@ -54,10 +49,6 @@ REFERENCE_REPORTS = (
 the model, /app/reference_report.json in the sandbox, which is not one of the task's Harbor artifacts: today it
 does not reach the trial dir, so these are looked for but usually absent."""
 
-
-
-class UnusableFile(Exception):
-    """A file that is missing, not a regular file, too large, not UTF-8 or not the expected model."""
 
 
 def ingest(job_dir: Path, store: Path) -> tuple[JobRecord, SaveStats]:
@@ -76,8 +67,8 @@ def read_job(job_dir: Path) -> JobRecord:
         raise UserError(f"job directory not found: {job_dir}")
     if not any((job_dir / name).exists() for name in ("config.json", "result.json")):
         raise UserError(f"not a Harbor job directory (no config.json or result.json): {job_dir}")
-    job_result = _optional(job_dir / "result.json", JobResult)
-    job_config = _optional(job_dir / "config.json", JobConfig)
+    job_result = _optional(TrialDir(job_dir), RESULT, JobResult)
+    job_config = _optional(TrialDir(job_dir), CONFIG, JobConfig)
     trial_dirs = [
         entry
         for entry in sorted(job_dir.iterdir())
@@ -102,10 +93,11 @@ def read_job(job_dir: Path) -> JobRecord:
 
 def read_trial(trial_dir: Path, job_id: str, meter: MeterFile | None = None) -> TrialRecord:
     """One trial directory as a record; never raises for bad content."""
+    files = TrialDir(trial_dir)
     try:
-        result = _load(trial_dir / "result.json", TrialResult)
+        result = files.result()
     except UnusableFile as exc:
-        if not os.path.lexists(trial_dir / "result.json"):
+        if not files.has(RESULT):
             return _unknown_trial(trial_dir, job_id, "no result.json (trial unfinished or killed)")
         return _unknown_trial(trial_dir, job_id, f"result.json unusable: {exc}")
     try:
@@ -234,9 +226,8 @@ def _verifier_outcome(trial_dir: Path, result: TrialResult) -> VerifierOutcome:
     """details.json read as a Verdict or a VerifierFailure (untrusted: capped, no symlinks, versioned)."""
     exc = result.exception_info
     rewards = result.verifier_result.rewards if result.verifier_result else None
-    verifier_dir = trial_dir / "verifier"
-    path = verifier_dir / "details.json"
-    if not os.path.lexists(path):
+    files = TrialDir(trial_dir)
+    if not files.has(DETAILS):
         if rewards is not None:
             return VerifierOutcome(status="no-details", scored="submission")
         if exc is not None and (exc.exception_type in _VERIFIER_EXCEPTIONS or result.verifier is not None):
@@ -246,16 +237,10 @@ def _verifier_outcome(trial_dir: Path, result: TrialResult) -> VerifierOutcome:
         if result.verifier is None:
             return VerifierOutcome(status="not-run", reason="the verifier did not run")
         return VerifierOutcome(status="verifier-error", reason="the verifier produced no rewards")
-    if os.path.islink(verifier_dir):
-        return VerifierOutcome(status="unreadable", reason="the verifier dir is a symlink")
     try:
-        text = _read_capped(path, MAX_DETAILS_BYTES)
-        shape = json.loads(text)
-    except (UnusableFile, ValueError) as exc_read:
-        return VerifierOutcome(status="unreadable", reason=f"details.json: {first_line(exc_read)}")
-    if not isinstance(shape, dict) or shape.get("schema_version") != 1:
-        version = shape.get("schema_version") if isinstance(shape, dict) else None
-        return VerifierOutcome(status="unreadable", reason=f"details.json: unsupported schema_version {version!r}")
+        shape = files.details()
+    except UnusableFile as exc_read:
+        return VerifierOutcome(status="unreadable", reason=f"details.json: {exc_read}")
     try:
         if shape.get("status") == "verifier-error":
             failure = VerifierFailure.model_validate(shape)
@@ -263,7 +248,8 @@ def _verifier_outcome(trial_dir: Path, result: TrialResult) -> VerifierOutcome:
         verdict = Verdict.model_validate(shape)
     except ValidationError as exc_model:
         return VerifierOutcome(status="unreadable", reason=f"details.json: {validation_line(exc_model)}")
-    log = _inside(verifier_dir, verdict.evaluation.inspect_log) if verdict.evaluation else None
+    named = files.named_in("verifier", verdict.evaluation.inspect_log) if verdict.evaluation else None
+    log = str(named) if named is not None else None
     if verdict.reward is None or rewards is None:
         failed = [r for stage in verdict.stages if stage.status == "failed" for r in stage.reasons]
         return VerifierOutcome(
@@ -279,30 +265,17 @@ def _verifier_outcome(trial_dir: Path, result: TrialResult) -> VerifierOutcome:
 
 def _agent_exit_code(trial_dir: Path, exc: ExceptionInfo | None) -> int | None:
     """A non-zero agent exit code: Harbor's agent/exit-code.txt (the oracle), else from its agent exception."""
-    path = trial_dir / "agent" / "exit-code.txt"
-    if os.path.lexists(path) and not os.path.islink(path.parent):
-        try:
-            text = _read_capped(path, 64).strip()
-        except UnusableFile:
-            text = ""
-        if re.fullmatch(r"-?\d{1,10}", text):
-            return int(text)
+    code = TrialDir(trial_dir).exit_code()
+    if code is not None:
+        return code
     match = _COMMAND_EXIT.match(exc.exception_message or "") if exc else None
     return int(match.group(1)) if match and len(match.group(1)) <= 11 else None
-
-
-def _inside(root_dir: Path, logged: str) -> str | None:
-    """A path the verdict names, if it is a plain file inside `root_dir` reached without symlinks."""
-    try:
-        return str(file_inside(root_dir, logged))
-    except UnsafeFile:
-        return None
 
 
 def _unknown_trial(trial_dir: Path, job_id: str, reason: str) -> TrialRecord:
     """A trial without a usable result: what its config.json tells, if that is usable."""
     try:
-        config: TrialConfig | None = _load(trial_dir / "config.json", TrialConfig)
+        config: TrialConfig | None = TrialDir(trial_dir).load(CONFIG, TrialConfig)
     except UnusableFile:
         config = None
     task_path = _local_task_path(config.task) if config else None
@@ -369,6 +342,7 @@ def _phases(result: TrialResult) -> tuple[PhaseRow, ...]:
 def _file_paths(trial_dir: Path) -> dict[str, str | None]:
     """Where a trial's trajectory and logs are: recorded only if they are regular files (never via symlinks)."""
     base = trial_dir.resolve()
+    files = TrialDir(base)
     candidates = {
         "trajectory_path": "agent/trajectory.json",
         "log_path": "trial.log",
@@ -379,19 +353,12 @@ def _file_paths(trial_dir: Path) -> dict[str, str | None]:
     paths: dict[str, str | None] = {key: None for key in candidates}
     paths["trial_dir"] = str(base)
     for key, relative in candidates.items():
-        if _is_plain_file(base / relative):
-            paths[key] = str(base / relative)
+        if (path := files.plain_file(relative)) is not None:
+            paths[key] = str(path)
     paths["reference_report_path"] = next(
-        (str(base / relative) for relative in REFERENCE_REPORTS if _is_plain_file(base / relative)), None
+        (str(path) for relative in REFERENCE_REPORTS if (path := files.plain_file(relative)) is not None), None
     )
     return paths
-
-
-def _is_plain_file(path: Path) -> bool:
-    try:
-        return stat.S_ISREG(os.lstat(path).st_mode) and not os.path.islink(path.parent)
-    except OSError:
-        return False
 
 
 def _task_spec(task_path: Path | None) -> str | None:
@@ -399,7 +366,7 @@ def _task_spec(task_path: Path | None) -> str | None:
     if task_path is None:
         return None
     try:
-        return _load(task_path / "tests" / "task.json", TaskSpec, MAX_SPEC_BYTES).model_dump_json()
+        return TrialDir(task_path).load(TASK_SPEC, TaskSpec).model_dump_json()
     except UnusableFile:
         return None
 
@@ -409,33 +376,17 @@ def _job_id(job_dir: Path, job_result: JobResult | None, trial_dirs: list[Path])
     if job_result is not None:
         return str(job_result.id)
     for trial_dir in trial_dirs:
-        config = _optional(trial_dir / "config.json", TrialConfig)
+        config = _optional(TrialDir(trial_dir), CONFIG, TrialConfig)
         if config is not None and config.job_id is not None:
             return str(config.job_id)
     return str(uuid.uuid5(uuid.NAMESPACE_URL, job_dir.resolve().as_uri()))
 
 
-def _optional[M: BaseModel](path: Path, model: type[M]) -> M | None:
+def _optional[M: BaseModel](files: TrialDir, relative: str, model: type[M]) -> M | None:
     try:
-        return _load(path, model)
+        return files.load(relative, model)
     except UnusableFile:
         return None
-
-
-def _load[M: BaseModel](path: Path, model: type[M], limit: int = MAX_JSON_BYTES) -> M:
-    """Parse a JSON file into a model without following symlinks or reading more than `limit` bytes."""
-    text = _read_capped(path, limit)
-    try:
-        return model.model_validate_json(text)
-    except ValidationError as exc:
-        raise UnusableFile(f"not a valid {model.__name__}: {first_line(str(exc))}") from exc
-
-
-def _read_capped(path: Path, limit: int) -> str:
-    try:
-        return read_untrusted_text(path, limit)
-    except (OSError, UnsafeFile) as exc:
-        raise UnusableFile(exc.strerror if isinstance(exc, OSError) and exc.strerror else first_line(exc)) from exc
 
 
 def _one_line(text: str) -> str:

@@ -29,21 +29,21 @@ class Bases:
 
     def __init__(self, keys: Iterable[str] = (TINY,)) -> None:
         self.keys = sorted(set(keys))
-        for key in self.keys:
-            if not get_base_model(key).tinker:
+        self._infos = [get_base_model(key) for key in self.keys]
+        for key, info in zip(self.keys, self._infos, strict=True):
+            if not info.tinker:
                 tinker_keys = ", ".join(k for k, m in BASE_MODELS.items() if m.tinker)
                 raise UserError(f"base model {key!r} is not a Tinker model (those are: {tinker_keys})")
         self._refs: dict[str, BaseModelRef] = {}
 
     def resolve(self, name: str) -> BaseModelRef:
         """The served base model a client names (by registry key or Tinker name); anything else is refused alike."""
-        for key in self.keys:
-            info = BASE_MODELS[key]
+        for key, info in zip(self.keys, self._infos, strict=True):
             if name in (key, info.tinker_name):
                 if key not in self._refs:
-                    self._refs[key] = BaseModelRef(info.tinker_name, key, base_source(key))
+                    self._refs[key] = BaseModelRef(info.tinker_name, key, base_source(info))
                 return self._refs[key]
-        served = ", ".join(BASE_MODELS[k].tinker_name for k in self.keys)
+        served = ", ".join(info.tinker_name for info in self._infos)
         raise CallError(f"unknown base model {name[:100]!r}: this server serves {served}")
 
     def capabilities(self) -> list[dict[str, object]]:

@@ -64,7 +64,7 @@ def evaluate(request: EvaluateRequest, console: Console) -> EvalOutcome:
         raise UserError(f"the verifier would score the base model instead of this submission: {reason}")
     console.print(f"evaluating {request.submission} on {benchmark.name} {split} "
                   f"(chat template {loaded.chat_template}; {benchmark.dev_note})")
-    outcome = run_evaluation(eval_request, loaded.model_dir, spec.base_model, device, loaded.backend,
+    outcome = run_evaluation(eval_request, loaded.model_dir, spec.model, device, loaded.backend,
                              loaded.chat_template)
     _print(outcome, benchmark.main_metric, console)
     console.print(f"data: {outcome.record.data_origin}", highlight=False)

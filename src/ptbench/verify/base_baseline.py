@@ -99,7 +99,7 @@ def measure_task_baselines(task_dirs: list[Path], root: Path, out_root: Path, me
         if (spec.benchmark, spec.base_model) in seen:
             continue
         seen.add((spec.benchmark, spec.base_model))
-        source = base_source(spec.base_model)
+        source = base_source(spec.model)
         if not source.local:
             console.print(f"no baseline for {spec.name}: {spec.base_model} has no local copy; measure it with "
                           f"`ptbench baseline --benchmark {spec.benchmark} --model {spec.base_model}`")

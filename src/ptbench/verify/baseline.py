@@ -21,7 +21,7 @@ from ptbench import __version__
 from ptbench.benchmarks.registry import BenchmarkDef, get_benchmark
 from ptbench.errors import UserError, first_line, validation_line
 from ptbench.files import write_model_json
-from ptbench.models.registry import get_base_model
+from ptbench.models.registry import BaseModelInfo
 from ptbench.paths import work_dir
 from ptbench.verify.inspect_run import EvalRequest, run_evaluation
 from ptbench.verify.judges import resolve_judges
@@ -64,7 +64,7 @@ class BaselineRequest:
     """The inputs of one baseline run."""
 
     benchmark: str
-    model: str
+    model: BaseModelInfo
     mode: Mode
     limit: int | None = None
     data_dir: Path | None = None
@@ -106,7 +106,7 @@ def load_baselines(directory: Path | None = None) -> list[BaselineRecord]:
 def run_baseline(request: BaselineRequest, console: Console) -> BaselineRecord:
     """Evaluate the baseline on the test split, write its record and print the score."""
     benchmark = get_benchmark(request.benchmark)
-    info = get_base_model(request.model)
+    info = request.model
     if request.limit is not None and request.limit <= 0:
         raise UserError(f"--limit must be positive, got {request.limit}")
     frogs = benchmark.is_frogs
@@ -118,9 +118,9 @@ def run_baseline(request: BaselineRequest, console: Console) -> BaselineRecord:
                                path.parent / f"{request.mode}-inspect", opts, resolve_judges(benchmark, request.judges),
                                max_tokens=request.max_tokens)
     with console.status(f"loading the {request.mode} model for {info.key}"):
-        loaded: LoadedModel = (load_instruct(info.key, request.device) if request.mode == "instruct"
-                               else load_base(info.key, request.device))
-    outcome = run_evaluation(eval_request, loaded.model_dir, info.key, request.device, loaded.backend,
+        loaded: LoadedModel = (load_instruct(info, request.device) if request.mode == "instruct"
+                               else load_base(info, request.device))
+    outcome = run_evaluation(eval_request, loaded.model_dir, info, request.device, loaded.backend,
                              loaded.chat_template)
     if outcome.summary.status != "success":
         raise UserError(f"baseline evaluation {outcome.summary.status}: {outcome.summary.error}")

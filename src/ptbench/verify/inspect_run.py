@@ -21,6 +21,7 @@ from ptbench.verify.verdict import EvaluationRecord
 
 if TYPE_CHECKING:
     from ptbench.models.backends import Backend
+    from ptbench.models.registry import BaseModelInfo
 
 DISPLAY = "rich"
 """inspect's progress display: a live bar on a terminal, plain progress lines in logs."""
@@ -51,7 +52,7 @@ class EvalOutcome:
     model_failure: str | None = None  # the model failed to generate: the first error, as one line
 
 
-def run_evaluation(request: EvalRequest, model_dir: Path, base_model: str, device: str,
+def run_evaluation(request: EvalRequest, model_dir: Path, base_model: BaseModelInfo, device: str,
                    backend: Backend, chat_template: str | None) -> EvalOutcome:
     """Evaluate `backend` (loaded from model_dir) on the request's split; the log lands in request.log_dir."""
     from inspect_ai import eval as inspect_eval
@@ -61,7 +62,7 @@ def run_evaluation(request: EvalRequest, model_dir: Path, base_model: str, devic
     task = request.benchmark.build_task(request.data_dir, request.limit, request.split, **request.task_opts)
     request.log_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    model = ptbench_model(model_dir, base_model, device, backend=backend, batch_size=backend.batch_size)
+    model = ptbench_model(model_dir, base_model.key, device, backend=backend, batch_size=backend.batch_size)
     [log] = inspect_eval(
         task,
         model=model,

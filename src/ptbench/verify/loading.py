@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ptbench.errors import UserError, first_line
 from ptbench.models.device import as_device_failure, is_device_failure, require_device
-from ptbench.models.registry import get_base_model
+from ptbench.models.registry import BaseModelInfo
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -47,13 +47,12 @@ def load_submission(submission: Path, spec: TaskSpec, device: str,
     from ptbench.models.intake import intake
 
     require_device(device)
-    base_model = spec.base_model
-    result = intake(_as_directory(submission), base_model, spec.backend, prompts)
+    result = intake(_as_directory(submission), spec.model, spec.backend, prompts)
     if not result.ok or result.model_path is None:
         return result, None
     model_dir = Path(result.model_path)
     try:
-        backend = load_backend(model_dir, base_model, device)
+        backend = load_backend(model_dir, spec.model, device)
     except Exception as exc:  # hostile files fail in many ways; every one but the GPU's own means "score the base"
         if is_device_failure(exc, device):
             raise as_device_failure(exc, "loading the submission") from exc
@@ -74,20 +73,18 @@ def _as_directory(submission: Path) -> Path:
     return staging
 
 
-def load_base(base_model: str, device: str) -> LoadedModel:
+def load_base(info: BaseModelInfo, device: str) -> LoadedModel:
     """The untouched base model (built or downloaded first if needed)."""
     from ptbench.models.backends import load_backend
     from ptbench.models.loading import base_source
 
     require_device(device)
-    info = get_base_model(base_model)
-    backend = load_backend(None, info.key, device)
-    return LoadedModel(Path(base_source(info.key).location), backend, info.chat_template)
+    backend = load_backend(None, info, device)
+    return LoadedModel(Path(base_source(info).location), backend, info.chat_template)
 
 
-def load_instruct(base_model: str, device: str) -> LoadedModel:
+def load_instruct(info: BaseModelInfo, device: str) -> LoadedModel:
     """The base model's official instruct twin, fetched from the hub as data files only."""
-    info = get_base_model(base_model)
     if info.instruct_hub_id is None:
         raise UserError(f"base model {info.key} has no instruct counterpart; use --mode zero-shot or few-shot")
     from huggingface_hub import snapshot_download
@@ -98,5 +95,5 @@ def load_instruct(base_model: str, device: str) -> LoadedModel:
         local = Path(snapshot_download(info.instruct_hub_id, allow_patterns=INSTRUCT_FILES))
     except Exception as exc:  # no network, gated repo, missing files
         raise UserError(f"cannot fetch {info.instruct_hub_id}: {first_line(exc)}") from exc
-    backend = load_backend(local, info.key, device)
+    backend = load_backend(local, info, device)
     return LoadedModel(local, backend, info.chat_template)

@@ -184,7 +184,7 @@ def _base_dir(spec: TaskSpec) -> Path | None:
     from ptbench.models.loading import base_source
 
     try:
-        return Path(base_source(spec.base_model).location)
+        return Path(base_source(spec.model).location)
     except Exception:  # noqa: BLE001 - provenance then could not run, and says so
         return None
 
@@ -196,7 +196,7 @@ def _load_base(spec: TaskSpec, device: str, verdict: Verdict, console: Console) 
                   f"{verdict.fallback_reasons[0] if verdict.fallback_reasons else 'intake failed'}", highlight=False)
     try:
         with console.status(f"loading the base model {spec.base_model}"):
-            return load_base(spec.base_model, device)
+            return load_base(spec.model, device)
     except Exception as exc:  # the base model is ours: failing to load it is the verifier's failure
         raise VerifyFailed(f"cannot load the base model {spec.base_model}: {exc}") from exc
 
@@ -206,7 +206,7 @@ def _evaluate(eval_request: EvalRequest, loaded: LoadedModel, spec: TaskSpec, de
     """Evaluate the chosen model (the verdict says whose it is)."""
     console.print(f"[bold]evaluation[/bold]: {spec.benchmark} ({eval_request.split}) on the "
                   f"{verdict.scored} model {loaded.model_dir}", highlight=False)
-    return run_evaluation(eval_request, loaded.model_dir, spec.base_model, device, loaded.backend, loaded.chat_template)
+    return run_evaluation(eval_request, loaded.model_dir, spec.model, device, loaded.backend, loaded.chat_template)
 
 
 def _reward(benchmark: BenchmarkDef, outcome: EvalOutcome, verdict: Verdict) -> RewardFile:

@@ -144,8 +144,10 @@ class PtbenchModelAPI(ModelAPI):
             if not base_model:
                 raise ValueError(f"{PROVIDER}/ models need the model arg base_model (e.g. -M base_model=tiny)")
             from ptbench.models.backends import load_backend
+            from ptbench.models.registry import get_base_model
 
-            backend = load_backend(Path(model_name), str(base_model), str(device), batch_size=batch_size)
+            info = get_base_model(str(base_model))  # inspect passes model args as text
+            backend = load_backend(Path(model_name), info, str(device), batch_size=batch_size)
         self.backend = backend
         self.batcher = _Batcher(backend, batch_size)
         self.context = context_length(backend)

@@ -1,4 +1,4 @@
-"""Inference backends behind one interface: `load_backend(model_dir, base_model_key, device) -> Backend`.
+"""Inference backends behind one interface: `load_backend(model_dir, base_model, device) -> Backend`.
 
 - `TransformersBackend`: CPU or GPU, batched left-padded generation, adapters merged at load.
 - `VLLMBackend`: GPU via the optional vllm extra (imported lazily), adapters as LoRA requests.
@@ -26,7 +26,7 @@ from ptbench.models.loading import (
     tokenizer_source,
     torch_device,
 )
-from ptbench.models.registry import get_base_model
+from ptbench.models.registry import BaseModelInfo
 from ptbench.models.templates import chat_template
 
 __all__ = ["Backend", "Completion", "Conversation", "GenerationSettings", "Tools", "load_backend"]
@@ -36,7 +36,7 @@ Engine = Literal["auto", "transformers", "vllm"]
 
 def load_backend(
     model_dir: Path | None,
-    base_model_key: str,
+    info: BaseModelInfo,
     device: str = "cpu",
     *,
     engine: Engine = "auto",
@@ -44,22 +44,21 @@ def load_backend(
     threads: int | None = None,
     tinker_client: Any = None,
 ) -> Backend:
-    """A backend for a submission directory (full model, adapter, or path.txt) or, if None, the base model.
+    """A backend for a submission directory (full model, adapter, or path.txt) or, if None, the base model `info`.
 
     device: "cpu" or "gpu". engine "auto" picks vLLM on a GPU when it is installed, else transformers.
     batch_size: conversations per batch (None: the backend's own choice, from free memory on a GPU).
     threads: torch threads for CPU inference (None leaves the process setting alone). The caller runs
     intake first; this function trusts nothing either way (safetensors only, no remote code).
     """
-    info = get_base_model(base_model_key)
     template = chat_template(info.chat_template)
     if model_dir is not None and is_tinker(model_dir):
         from ptbench.models.backends.tinker_sampler import TinkerSampler
 
-        return TinkerSampler.from_path_file(model_dir / TINKER_PATH_FILE, info.key, service_client=tinker_client)
+        return TinkerSampler.from_path_file(model_dir / TINKER_PATH_FILE, info, service_client=tinker_client)
     if device not in ("cpu", "gpu"):
         raise UserError(f"unknown device {device!r} (cpu or gpu)")
-    base = base_source(info.key)
+    base = base_source(info)
     if engine == "vllm" or (engine == "auto" and device == "gpu" and importlib.util.find_spec("vllm")):
         from ptbench.models.backends.vllm_backend import VLLMBackend
 

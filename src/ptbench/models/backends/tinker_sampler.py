@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ptbench.errors import UserError, first_line
 from ptbench.models.backends.base import Backend, Completion, Conversation, GenerationSettings, Tools
-from ptbench.models.registry import get_base_model
+from ptbench.models.registry import BaseModelInfo
 from ptbench.models.templates import ChatTemplate, chat_template
 
 if TYPE_CHECKING:
@@ -77,12 +77,11 @@ class TinkerSampler(Backend):
     def from_path_file(
         cls,
         path_file: Path,
-        base_model_key: str,
+        info: BaseModelInfo,
         service_client: Any = None,
         tokenizer: PreTrainedTokenizerBase | None = None,
     ) -> TinkerSampler:
         """Open the checkpoint in path.txt, refusing one trained from another base model."""
-        info = get_base_model(base_model_key)
         if not info.tinker:
             raise UserError(f"base model {info.key} is not trained through Tinker")
         checkpoint = read_tinker_path(path_file)
@@ -97,7 +96,7 @@ class TinkerSampler(Backend):
         if tokenizer is None:
             from ptbench.models.loading import base_source, load_tokenizer
 
-            tokenizer = load_tokenizer(base_source(info.key))
+            tokenizer = load_tokenizer(base_source(info))
         return cls(client, tokenizer, chat_template(info.chat_template), checkpoint)
 
     def generate(
