@@ -242,7 +242,7 @@ def test_base_and_submission_are_evaluated_in_one_dtype(backend, full_copy: Path
               metadata={"format": "pt"})
     config = json.loads((full_copy / "config.json").read_text())
     (full_copy / "config.json").write_text(json.dumps({**config, "dtype": "bfloat16", "torch_dtype": "bfloat16"}))
-    submitted = load_backend(full_copy, "tiny", "cpu", threads=1)
+    submitted = load_backend(full_copy, TINY, "cpu", threads=1)
     assert submitted.model.dtype == backend.model.dtype == torch.float32
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
     assert inference_dtype("cuda") == torch.bfloat16
