@@ -7,8 +7,7 @@ import random
 import pytest
 
 from ptbench.frogs import FrogToolEnv, canonical_hash, in_heldout_space, verify_placement
-from ptbench.frogs.deduce import deduce_cells
-from ptbench.reference.frogs_data import answer_text, augment, deduction_order, recipe_boards, training_stream
+from ptbench.reference.frogs_data import answer_text, augment, recipe_boards, training_stream
 from ptbench.reference.frogs_grpo import clean_share, frogs_reward, placement_reward
 from ptbench.reference.multiturn import demonstration, episode_reward, play_episodes, sft_examples
 
@@ -37,18 +36,6 @@ def test_augmented_boards_are_the_same_puzzle_in_another_dress(boards) -> None:
         assert len({board.regions for board, _ in copies}) > 1
     stream = training_stream(boards.train[4], 100, seed=1, augmented=False)
     assert len(stream) == 100 and stream[0][0] in {r.board for r in boards.train[4]}
-
-
-def test_deduction_order_places_each_frog_where_the_board_and_the_frogs_before_it_force_it(boards) -> None:
-    rng = random.Random(2)
-    for record in boards.train[5][:10]:
-        board, solution = augment(record, rng)
-        ordered = deduction_order(board, solution, "touch")
-        assert sorted(ordered) == sorted(solution) and verify_placement(board, ordered, "touch").valid
-        region = [board.regions[r][c] for r in range(5) for c in range(5)]
-        assert [divmod(i, 5) for i in deduce_cells(5, region, "touch")[0]] == list(ordered)
-    wrong = ((0, 0), *solution[1:])  # not what the solver reaches: left as given
-    assert deduction_order(board, wrong, "touch") == wrong
 
 
 def test_reward_is_one_for_a_solve_partial_for_a_near_miss_zero_for_garbage(boards) -> None:

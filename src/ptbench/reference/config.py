@@ -102,9 +102,6 @@ class FrogsRecipe(_Frozen):
     lora: LoraSettings | None = None
     sft_boards_per_size: int = Field(ge=1, description="distinct training boards per curriculum size")
     augment: bool = Field(True, description="show each training board under a random symmetry and renaming")
-    answer_order: Literal["rows", "deduction"] = Field(
-        "rows", description="the order of the frogs in an SFT answer: by row, or in the order the logical solver "
-        "places them (easiest first: each frog follows from the board and the frogs before it)")
     sft: SftSettings
     grpo: GrpoSettings
     curriculum: tuple[Stage, ...] = Field(min_length=1)

@@ -23,7 +23,6 @@ from ptbench.catalog.spec import TaskSpec
 from ptbench.errors import UserError
 from ptbench.frogs import Board, BoardRecord, Cell, Rules, generate_training_boards
 from ptbench.frogs.canonical import symmetries
-from ptbench.frogs.deduce import deduce_cells
 from ptbench.frogs.tiers import tier_of
 from ptbench.reference.config import FrogsRecipe
 
@@ -68,18 +67,7 @@ def recipe_sets(spec: TaskSpec, recipe: FrogsRecipe) -> tuple[RecipeBoards, list
     sft = recipe.sft
     puzzles = training_stream([r for rs in boards.train.values() for r in rs],
                               sft.max_steps * sft.batch_size * sft.grad_accum, recipe.seed, recipe.augment)
-    if recipe.answer_order == "deduction":
-        puzzles = [(board, deduction_order(board, solution, spec.rules)) for board, solution in puzzles]
     return boards, puzzles
-
-
-def deduction_order(board: Board, solution: tuple[Cell, ...], rules: Rules) -> tuple[Cell, ...]:
-    """The solution's frogs in the order the logical solver places them (unchanged where it does not reach exactly
-    this solution)."""
-    n = board.n
-    placed, _, _ = deduce_cells(n, [board.regions[r][c] for r in range(n) for c in range(n)], rules)
-    order = tuple(divmod(i, n) for i in placed)
-    return order if sorted(order) == sorted(solution) else solution
 
 
 def _boards(n: int, count: int, seed: int, rules: Rules, exact: bool) -> list[BoardRecord]:
