@@ -1,4 +1,5 @@
-"""The frogs recipe's parts: disjoint boards, the verifier reward, solver demonstrations, episode rollouts."""
+"""The frogs recipe's parts: disjoint boards, the verifier reward, solver demonstrations, episode rollouts, and the
+curriculum's skipping of a stage GRPO could learn nothing from."""
 
 from __future__ import annotations
 
@@ -7,8 +8,12 @@ import random
 import pytest
 
 from ptbench.frogs import FrogToolEnv, canonical_hash, in_heldout_space, verify_placement
+from ptbench.reference.config import TINY_FROGS
+from ptbench.reference.curriculum import run_curriculum
+from ptbench.reference.deadline import Deadline
+from ptbench.reference.dev_scores import DevEval, SizeResult
 from ptbench.reference.frogs_data import answer_text, augment, recipe_boards, training_stream
-from ptbench.reference.frogs_grpo import clean_share, frogs_reward, placement_reward
+from ptbench.reference.frogs_grpo import clean_share, frogs_reward, no_signal, placement_reward
 from ptbench.reference.multiturn import demonstration, episode_reward, play_episodes, sft_examples
 
 
@@ -36,6 +41,38 @@ def test_augmented_boards_are_the_same_puzzle_in_another_dress(boards) -> None:
         assert len({board.regions for board, _ in copies}) > 1
     stream = training_stream(boards.train[4], 100, seed=1, augmented=False)
     assert len(stream) == 100 and stream[0][0] in {r.board for r in boards.train[4]}
+
+
+def _dev(parse5: float, pass5: float) -> DevEval:
+    sizes = (SizeResult(n=4, boards=32, parse_rate=1.0, pass_rate=0.6),
+             SizeResult(n=5, boards=32, parse_rate=parse5, pass_rate=pass5))
+    return DevEval(phase="SFT", step=225, sizes=sizes, parse_rate=(1 + parse5) / 2, pass_rate=(0.6 + pass5) / 2)
+
+
+@pytest.mark.parametrize(("parse5", "pass5", "constraint_reward", "trained"), [
+    (1.0, 0.0, 0.0, [4]),  # all parsed, none solved, no partial credit: every group scores alike
+    (1.0, 0.03, 0.0, [4, 5]),  # one solve: some group can learn
+    (0.9, 0.0, 0.0, [4, 5]),  # unparsed answers: the format reward differs within groups
+    (1.0, 0.0, 0.2, [4, 5]),  # near misses earn partial credit
+])
+def test_a_grpo_stage_that_could_learn_nothing_is_skipped_with_a_note(
+        boards, parse5: float, pass5: float, constraint_reward: float, trained: list[int]) -> None:
+    recipe = TINY_FROGS.model_copy(update={"grpo": TINY_FROGS.grpo.model_copy(
+        update={"constraint_reward": constraint_reward})})
+    ran: list[int] = []
+    notes: list[str] = []
+
+    def train(stage, stage_boards) -> int:
+        ran.append(stage.n)
+        assert {b.n for b in stage_boards} == {stage.n}
+        return stage.steps
+
+    run_curriculum(recipe.curriculum, boards.train, 2, 0, True, train, lambda phase, step: _dev(parse5, pass5),
+                   Deadline(None), notes, latest=_dev(parse5, pass5), futile=no_signal(recipe))
+    assert ran == trained
+    assert [n for n in notes if "N=5 skipped" in n] == ([] if 5 in trained else [
+        "GRPO N=5 skipped: at SFT step 225 every dev answer of size 5 parsed and none solved its board: every group "
+        "would score the format reward alike, nothing to learn from"])
 
 
 def test_reward_is_one_for_a_solve_partial_for_a_near_miss_zero_for_garbage(boards) -> None:

@@ -5,7 +5,9 @@ the tiny task, N=6 up to 13 for the real one), one prompt per board use (cycled,
 recipe says); after every stage the dev boards of all sizes are evaluated and a few raw outputs
 printed, so a stage that breaks the format shows at once. Each stage is planned against the deadline: shrunk to
 the steps that fit at the last stage's measured seconds per step (before any, a step is taken to cost a dev
-evaluation), or skipped (with the rest) when none does.
+evaluation), or skipped (with the rest) when none does. A stage that could teach nothing is skipped too, as the
+caller's `futile` judges it from the latest dev evaluation (single-turn frogs: every dev answer of its size parsed
+and none solved, so every GRPO group would score alike).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from ptbench.reference.frogs_data import training_stream
 
 StageTrainer = Callable[[Stage, list[Board]], int]
 """Trains one stage on its boards; returns the steps it trained (fewer when the deadline stopped it)."""
+Futile = Callable[[Stage, DevEval], str | None]
+"""Why a stage would teach nothing, judged from the latest dev evaluation; None: train it."""
 
 
 def stage_boards(stage: Stage, train: dict[int, list[BoardRecord]], prompts_needed: int, seed: int,
@@ -34,13 +38,18 @@ def stage_boards(stage: Stage, train: dict[int, list[BoardRecord]], prompts_need
 
 def run_curriculum(stages: tuple[Stage, ...], train: dict[int, list[BoardRecord]], prompts_per_step: int,
                    seed: int, augmented: bool, train_stage: StageTrainer,
-                   evaluate: Callable[[str, int], DevEval], deadline: Deadline, notes: list[str]) -> list[DevEval]:
+                   evaluate: Callable[[str, int], DevEval], deadline: Deadline, notes: list[str],
+                   latest: DevEval | None = None, futile: Futile | None = None) -> list[DevEval]:
     """Train every stage that fits in order, evaluating after each (with the GRPO steps done so far); what was
-    shrunk or skipped for lack of time goes to `notes`."""
+    shrunk or skipped, for lack of time or as `futile` after the `latest` evaluation, goes to `notes`."""
     history = []
     steps_done = 0
     step_seconds: float | None = None
     for index, stage in enumerate(stages):
+        why = futile(stage, latest) if futile is not None and latest is not None else None
+        if why:
+            notes.append(f"GRPO N={stage.n} skipped: {why}")
+            continue
         # before a stage has been timed, a step (and the trainer's set-up) is taken to cost a dev evaluation
         fit = deadline.steps_that_fit(stage.steps, step_seconds or deadline.evaluate_seconds)
         if fit == 0:
@@ -58,5 +67,6 @@ def run_curriculum(stages: tuple[Stage, ...], train: dict[int, list[BoardRecord]
         if trained:
             step_seconds = (time.monotonic() - started) / trained
             steps_done += trained
-            history.append(evaluate(f"GRPO N={stage.n}", steps_done))
+            latest = evaluate(f"GRPO N={stage.n}", steps_done)
+            history.append(latest)
     return history

@@ -137,7 +137,7 @@ def _finish(report: ReferenceReport, clock: PhaseClock, out: Path, report_path: 
 
 def _run_frogs(spec: TaskSpec, recipe: FrogsRecipe, policy: Policy, work: Path, clock: PhaseClock,
                console: Console, report: ReferenceReport, deadline: Deadline, keeper: BestSubmission) -> None:
-    from ptbench.reference.curriculum import StageTrainer, run_curriculum
+    from ptbench.reference.curriculum import Futile, StageTrainer, run_curriculum
     from ptbench.reference.frogs_data import recipe_sets
     from ptbench.reference.frogs_sft import gate_note, run_sft
 
@@ -153,6 +153,7 @@ def _run_frogs(spec: TaskSpec, recipe: FrogsRecipe, policy: Policy, work: Path, 
         examples = single_turn_examples(policy, puzzles, spec.rules)
         train_stage: StageTrainer = partial(frogs_grpo.train_stage, policy, recipe, spec.rules, work=work,
                                             console=console, deadline=deadline)
+        futile: Futile | None = frogs_grpo.no_signal(recipe)
     else:
         from ptbench.reference import multiturn
 
@@ -160,6 +161,7 @@ def _run_frogs(spec: TaskSpec, recipe: FrogsRecipe, policy: Policy, work: Path, 
         examples = multiturn.sft_examples(policy, puzzles, spec.rules)
         train_stage = partial(multiturn.train_stage, policy, recipe, spec.rules, work=work, console=console,
                               deadline=deadline)
+        futile = None  # an episode's reward has partial credit
 
     evaluate = dev_recorder(boards.dev, play, console, recipe.eval.show_samples,
                             keeper.recording(report.evaluations), deadline, policy.evaluating)
@@ -176,7 +178,8 @@ def _run_frogs(spec: TaskSpec, recipe: FrogsRecipe, policy: Policy, work: Path, 
         report.notes.append(gate_note(recipe, gate, "GRPO"))
     with clock.phase("GRPO"):
         run_curriculum(recipe.curriculum, boards.train, recipe.grpo.prompts_per_step, recipe.seed, recipe.augment,
-                       train_stage, evaluate, deadline, report.notes)
+                       train_stage, evaluate, deadline, report.notes,
+                       latest=gate.history[-1] if gate.history else None, futile=futile)
 
 
 def _quiet_libraries() -> None:
