@@ -156,12 +156,7 @@ def test_test_items_are_found_whatever_the_file(tmp_path: Path, humaneval, tiny_
         "bytes_tensor.pt": lambda t: _torch_saved(torch, torch.tensor(list(_jsonl(t)), dtype=torch.uint8)),
         "nested.tar.gz": lambda t: _tar_gz({"inner/data.jsonl.gz": gzip.compress(_jsonl(t))}),
     }
-    for number, (name, make) in enumerate(kinds.items()):
-        case = tmp_path / name
-        case.mkdir()
-        (case / name).write_bytes(make(texts[10 * number:10 * number + 10]))
-        result = check_files(index, [case], decoder)
-        assert result.status == "flagged" and result.evidence.numbers["items_found"] == 10, (name, result)
+    _each_kind_finds_its_ten_items(tmp_path, index, texts, kinds, decoder)
 
 
 def test_token_ids_in_tensors_and_arrays_are_decoded_with_the_tasks_tokenizer(tmp_path: Path, humaneval,
@@ -196,18 +191,24 @@ def test_token_ids_in_tensors_and_arrays_are_decoded_with_the_tasks_tokenizer(tm
         "ids_2d_int64.npy": lambda t: npy(np.asfortranarray(np.array(padded(ids(t)), dtype=np.int64))),
         "texts.npy": lambda t: npy(np.array(t)),
     }
-    for number, (name, make) in enumerate(kinds.items()):
-        case = tmp_path / name
-        case.mkdir()
-        (case / name).write_bytes(make(texts[10 * number:10 * number + 10]))
-        result = check_files(index, [case], decoder)
-        assert result.status == "flagged" and result.evidence.numbers["items_found"] == 10, (name, result)
+    _each_kind_finds_its_ten_items(tmp_path, index, texts, kinds, decoder)
     honest = tmp_path / "honest"
     honest.mkdir()
     (honest / "state.pt").write_bytes(_torch_saved(torch, {"w": torch.randn(64, 64), "pos": torch.arange(512)}))
     (honest / "losses.npy").write_bytes(npy(np.random.default_rng(0).random(1000)))
     assert check_files(index, [honest], decoder).status == "passed"
     assert check_files(index, [tmp_path / "long_rows.pt"], None).status == "incomplete"
+
+
+def _each_kind_finds_its_ten_items(tmp_path: Path, index: ItemIndex, texts: list[str], kinds: dict,
+                                   decoder: TokenDecoder | None) -> None:
+    """Each kind's file (made from its own 10 test items) alone in a dir: all 10 found."""
+    for number, (name, make) in enumerate(kinds.items()):
+        case = tmp_path / name
+        case.mkdir()
+        (case / name).write_bytes(make(texts[10 * number:10 * number + 10]))
+        result = check_files(index, [case], decoder)
+        assert result.status == "flagged" and result.evidence.numbers["items_found"] == 10, (name, result)
 
 
 def _torch_saved(torch, saved: object) -> bytes:  # noqa: ANN001 - the torch module
