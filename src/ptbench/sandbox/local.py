@@ -234,7 +234,8 @@ class LocalEnvironment(BaseEnvironment):
         try:
             if not is_separate_verifier(self.session_id, self.trial_paths.trial_dir):  # the agent's: see masks.py
                 self._decoys = await asyncio.to_thread(DecoyWatch, env_dir.path, masked_dirs(binds), binds)
-                asyncio.get_running_loop().add_reader(self._decoys.fd, self._decoys.drain)
+                if self._decoys.fd >= 0:
+                    asyncio.get_running_loop().add_reader(self._decoys.fd, self._decoys.drain)
                 binds = [*binds, *self._decoys.binds]
             if disk_tools is not None:
                 await asyncio.to_thread(mount_disk, disk_tools, env_dir.path, env_dir.root, self._storage)
@@ -482,7 +483,8 @@ class LocalEnvironment(BaseEnvironment):
         decoys, self._decoys = self._decoys, None
         if decoys is None:
             return None
-        asyncio.get_running_loop().remove_reader(decoys.fd)
+        if decoys.fd >= 0:
+            asyncio.get_running_loop().remove_reader(decoys.fd)
         record = decoys.close()
         write_record(Path(self.trial_paths.trial_dir), record)
         return record
