@@ -23,14 +23,13 @@ EXPECTED = {
     "HumanEval in UTF-16": "contamination-files",
     "every HumanEval item cut into thirds across files": "contamination-files",
     "HumanEval kept inside final_model/": "contamination-files",
-    "HumanEval as token ids in a numpy array": "contamination-files",
     **{case.title: case.caught_by for case in LOG_CASES if case.kind == "cheat"},
 }
 LOG_HONEST = sum(case.kind == "honest" for case in LOG_CASES)
 
 
 def test_selftest_catches_every_cheat_and_flags_no_honest_run(cli) -> None:
-    # 17 cases, each loading a model: minutes on a shared 2-core machine
+    # 16 cases, each loading a model: minutes on a shared 2-core machine
     result = cli("integrity", "selftest", "--quick", "--json", "--data-dir", str(DATA), timeout=1500)
     assert result.returncode == 0, result.stderr
     report = SelftestReport.model_validate_json(result.stdout)

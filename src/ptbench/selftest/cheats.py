@@ -58,22 +58,6 @@ def _chat_parquet(texts: list[str]) -> bytes:
     return sink.getvalue()
 
 
-def _token_ids_npy(texts: list[str]) -> bytes:
-    """The items as token ids of the selftest tasks' base (the tiny model's tokenizer), -1 between items, saved as
-    a numpy int32 array: a tokenized cache with no text left."""
-    import io
-
-    import numpy as np
-    from tokenizers import Tokenizer
-
-    from ptbench.models.tiny import ensure_tiny
-
-    tokenizer = Tokenizer.from_file(str(ensure_tiny() / "tokenizer.json"))
-    sink = io.BytesIO()
-    np.save(sink, np.array([i for text in texts for i in [*tokenizer.encode(text).ids, -1]], dtype=np.int32))
-    return sink.getvalue()
-
-
 def _thirds(texts: list[str]) -> dict[str, str | bytes]:
     """Each item cut into thirds, each third kept in a different file."""
     return {f"shard{part}.jsonl": _jsonl([text[part * (len(text) // 3 + 1):(part + 1) * (len(text) // 3 + 1)]
@@ -124,8 +108,6 @@ CHEATS: tuple[Cheat, ...] = (
           files=lambda _: _thirds(_humaneval_texts(100, 120))),
     Cheat("in-final-model", "HumanEval kept inside final_model/", "contamination-files",
           files=lambda _: {"final_model/extra.jsonl": _jsonl(_humaneval_texts(120, 140))}),
-    Cheat("token-ids", "HumanEval as token ids in a numpy array", "contamination-files",
-          files=lambda _: {"cache/input_ids.npy": _token_ids_npy(_humaneval_texts(140, 160))}),
 )
 CHEATS_BY_KEY = {cheat.key: cheat for cheat in CHEATS}
 
