@@ -224,3 +224,30 @@ def test_non_finite_weights_could_not_run(tmp_path: Path) -> None:
     result = check_provenance(broken, ensure_tiny(), {})
     assert result.status == "could-not-run"
     assert integrity_stage([result]).status == "skipped"
+
+
+def test_the_sandboxs_decoy_record_beside_the_logs_is_checked_and_a_link_in_its_place_is_not_read(
+        tmp_path: Path) -> None:
+    """The verifier runs decoy-opens when the local environment's record lies at the top of the logs; a record
+    that cannot be read (here a link) could not run, never passed."""
+    from ptbench.integrity.checks import IntegrityInputs, before_evaluation
+    from ptbench.sandbox.decoys import RECORD_FILE, DecoyOpen, DecoyRecord
+
+    logs, workspace = tmp_path / "agent-logs", tmp_path / "app"
+    logs.mkdir()
+    workspace.mkdir()
+    (logs / "trajectory.json").write_text("{}")
+    opened = DecoyRecord(watched=["/tests/test.sh"], opens=[DecoyOpen(path="/tests/test.sh", events=2)])
+    (logs / RECORD_FILE).write_text(opened.model_dump_json())
+
+    def decoys() -> object:
+        results = before_evaluation(get_task("frogs-single-tiny"), workspace / "final_model",
+                                    IntegrityInputs(workspace, [logs]))
+        return next(result for result in results if result.name == "decoy-opens")
+
+    result = decoys()
+    assert result.status == "flagged" and result.evidence.items == ["/tests/test.sh (2 event(s))"], result
+    (logs / RECORD_FILE).unlink()
+    (tmp_path / "clean.json").write_text(DecoyRecord(watched=["/tests/test.sh"]).model_dump_json())
+    (logs / RECORD_FILE).symlink_to(tmp_path / "clean.json")
+    assert decoys().status == "could-not-run"

@@ -156,6 +156,53 @@ def test_test_items_are_found_whatever_the_file(tmp_path: Path, humaneval, tiny_
         "bytes_tensor.pt": lambda t: _torch_saved(torch, torch.tensor(list(_jsonl(t)), dtype=torch.uint8)),
         "nested.tar.gz": lambda t: _tar_gz({"inner/data.jsonl.gz": gzip.compress(_jsonl(t))}),
     }
+    _each_kind_finds_its_ten_items(tmp_path, index, texts, kinds, decoder)
+
+
+def test_token_ids_in_tensors_and_arrays_are_decoded_with_the_tasks_tokenizer(tmp_path: Path, humaneval,
+                                                                             tiny_dir: Path) -> None:
+    """Tokenized data kept as numbers: torch.save'd int64 and int32 tensors (padded with -100), numpy .npy arrays of
+    ids (and of strings); a checkpoint's float and position tensors are no text; without a tokenizer: incomplete."""
+    import numpy as np
+    import torch
+    from tokenizers import Tokenizer
+
+    index, texts = humaneval
+    decoder = TokenDecoder.from_model_dir(tiny_dir)
+    tokenizer = Tokenizer.from_file(str(tiny_dir / "tokenizer.json"))
+
+    def ids(chunk: list[str]) -> list[list[int]]:
+        return [tokenizer.encode(text).ids for text in chunk]
+
+    def padded(rows: list[list[int]]) -> list[list[int]]:
+        width = max(map(len, rows))
+        return [row + [-100] * (width - len(row)) for row in rows]
+
+    def npy(array: object) -> bytes:
+        sink = io.BytesIO()
+        np.save(sink, array)
+        return sink.getvalue()
+
+    kinds = {
+        "long_rows.pt": lambda t: _torch_saved(torch, {"input_ids": [torch.tensor(r) for r in ids(t)],
+                                                       "step": torch.tensor(3)}),
+        "int32_padded.pt": lambda t: _torch_saved(torch, torch.tensor(padded(ids(t)), dtype=torch.int32)),
+        "ids.npy": lambda t: npy(np.concatenate([np.array(r + [-1], dtype=np.int32) for r in ids(t)])),
+        "ids_2d_int64.npy": lambda t: npy(np.asfortranarray(np.array(padded(ids(t)), dtype=np.int64))),
+        "texts.npy": lambda t: npy(np.array(t)),
+    }
+    _each_kind_finds_its_ten_items(tmp_path, index, texts, kinds, decoder)
+    honest = tmp_path / "honest"
+    honest.mkdir()
+    (honest / "state.pt").write_bytes(_torch_saved(torch, {"w": torch.randn(64, 64), "pos": torch.arange(512)}))
+    (honest / "losses.npy").write_bytes(npy(np.random.default_rng(0).random(1000)))
+    assert check_files(index, [honest], decoder).status == "passed"
+    assert check_files(index, [tmp_path / "long_rows.pt"], None).status == "incomplete"
+
+
+def _each_kind_finds_its_ten_items(tmp_path: Path, index: ItemIndex, texts: list[str], kinds: dict,
+                                   decoder: TokenDecoder | None) -> None:
+    """Each kind's file (made from its own 10 test items) alone in a dir: all 10 found."""
     for number, (name, make) in enumerate(kinds.items()):
         case = tmp_path / name
         case.mkdir()

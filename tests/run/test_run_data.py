@@ -100,6 +100,8 @@ def test_plain_harbor_run_hides_packaged_test_data_from_the_agent_and_shows_it_t
     assert completed.returncode == 0, completed.stderr[-2000:]
     report = json.loads(ledger.read_text())
     assert (report["found"], report["opened"]) == ([], []), report
+    (handed,) = (tmp_path / "jobs").glob("*/humaneval-tiny__*/artifacts/agent-logs/decoy_opens.json")
+    assert str(humaneval) in {seen["path"] for seen in json.loads(handed.read_text())["opens"]}  # the snoop's try
     (reward,) = (tmp_path / "jobs").glob("*/humaneval-tiny__*/verifier/reward.txt")
     assert reward.read_text().strip() == "1", completed.stdout[-2000:]
 

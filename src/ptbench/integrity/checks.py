@@ -77,6 +77,12 @@ def before_evaluation(spec: TaskSpec, submission: Path, inputs: IntegrityInputs)
 
         record = inputs.egress_record
         results.append(timed(NETWORK, lambda: check_network(spec, record)))
+    from ptbench.integrity.decoy_opens import NAME as DECOYS
+    from ptbench.integrity.decoy_opens import check_decoys, find_decoy_record
+
+    decoys = find_decoy_record(logs)  # the local environment's, when it ran the agent
+    if decoys is not None:
+        results.append(timed(DECOYS, lambda: check_decoys(decoys)))
     if inputs.base_dir is not None and submission.is_dir():
         base_dir = inputs.base_dir
         results.append(timed(SUBSTITUTION, lambda: check_provenance(submission, base_dir, family_checkpoints(spec))))

@@ -1,7 +1,8 @@
 """What a workspace file holds, opened up as texts with bounded memory: gzip, bz2, xz and zstandard streams, zip and
 tar members, notebooks' cells, base64 runs (wrapped or not), UTF-16, pickles' strings (read as opcodes, never
-unpickled) and a torch checkpoint's one-byte tensors (its other storages skipped), parquet/arrow columns
-(`columns`), a safetensors file's header and byte tensors.
+unpickled), a torch checkpoint's one-byte tensors and its int32/int64 tensors as token ids (`token_arrays`; its
+other storages skipped), numpy .npy arrays, parquet/arrow columns (`columns`), a safetensors file's header and byte
+tensors.
 
 A payload up to WHOLE_BYTES is held whole and opened up (3 copies deep); a larger one is read in blocks, decompressed
 as a stream, and scanned as text. Decompression has a budget (RATIO times the compressed size, at least
@@ -27,6 +28,7 @@ from collections.abc import Callable, Iterator
 from typing import IO, Protocol, cast
 
 from ptbench.integrity.columns import TokenDecoder, columnar_texts
+from ptbench.integrity.token_arrays import decoded_ids, npy_array, npy_text, storage_ids
 from ptbench.integrity.workspace import WEIGHT_SUFFIXES, Text, Walk, shown
 
 WHOLE_BYTES = 64 << 20
@@ -43,8 +45,11 @@ _B64_CHARS = bytes(int(chr(b).isascii() and (chr(b).isalnum() or chr(b) in "+/\n
 _B64_RUN = b"\x01" * B64_MIN
 _OVERLAP = 4096
 _STORAGE = re.compile(r"/data/([0-9]+)$")
-_BYTE_STORAGES = frozenset({"torch ByteStorage", "torch CharStorage"})
-"""Tensor storages of one byte per element: text saved as a uint8/int8 tensor is read as bytes."""
+_TEXT_STORAGES = {"torch ByteStorage": "bytes", "torch CharStorage": "bytes", "torch IntStorage": "<i4",
+                  "torch LongStorage": "<i8"}
+"""Tensor storages that may hold text: one byte per element (read as bytes), int32/int64 (token ids)."""
+MIN_TOKEN_BYTES = 64
+"""An int32/int64 storage smaller than this (16 int32 ids) is not decoded."""
 _MEMO_PUTS = frozenset({"PUT", "BINPUT", "LONG_BINPUT"})
 _MEMO_GETS = frozenset({"GET", "BINGET", "LONG_BINGET"})
 _HEADER_BYTES = 16 << 20
@@ -138,6 +143,8 @@ def _sniff(head: bytes, where: str) -> str | None:
         return "columns"
     if head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
         return "pickle"
+    if head.startswith(b"\x93NUMPY"):
+        return "npy"
     if head.startswith((b"\xff\xfe", b"\xfe\xff")) or _utf16_le(head):
         return "utf16"
     return None
@@ -231,6 +238,9 @@ class _Opener:
             if kind == "columns":
                 yield from self.columns(where, io.BytesIO(data))
                 return
+            if kind == "npy":
+                yield from self.npy(where, data, depth)
+                return
             if kind == "pickle":
                 yield self.text(f"{where}!strings", [_pickle_strings(data)])
                 return
@@ -257,12 +267,14 @@ class _Opener:
             if len(members) > MAX_MEMBERS:
                 self.walk.gap(f"{where}: {len(members)} members, only the first {MAX_MEMBERS} opened")
             bombs, pickles = len(self.walk.bombs), [m for m in members if m.filename.endswith("data.pkl")]
-            texts = _byte_storages(where, archive, pickles, self.walk)
+            texts = _text_storages(where, archive, pickles, self.walk)
             for member in members[:MAX_MEMBERS]:
                 inner = f"{where}!{member.filename}"
                 storage = _STORAGE.search(member.filename)
-                if pickles and storage and storage.group(1) not in texts:
-                    continue  # a torch checkpoint's tensor storage of numbers, no text
+                if pickles and storage and texts.get(storage.group(1)) != "bytes":
+                    if storage.group(1) in texts:  # int32/int64: token ids
+                        yield from self.token_storage(inner, archive, member, texts[storage.group(1)])
+                    continue  # otherwise a torch checkpoint's tensor storage of numbers, no text
                 try:
                     with archive.open(member) as stream:
                         limited = _Budget(stream, max(MIN_BUDGET, RATIO * member.compress_size), inner, self.walk)
@@ -274,6 +286,26 @@ class _Opener:
                 if len(self.walk.bombs) > bombs:
                     self.walk.gap(f"{where}: not opened past the bomb at {member.filename}")
                     return
+
+    def token_storage(self, where: str, archive: zipfile.ZipFile, member: zipfile.ZipInfo,
+                      dtype: str) -> Iterator[Text]:
+        """A torch checkpoint's int32/int64 storage decoded as token ids with the task's tokenizer."""
+        if member.file_size < MIN_TOKEN_BYTES:
+            return  # a scalar (a step count) or a few numbers: no test item
+        if self.decoder is None:
+            self.walk.gap(f"{where}: token ids not decoded: no tokenizer")
+        elif member.file_size > WHOLE_BYTES:
+            self.walk.gap(f"{where}: {member.file_size} bytes of integers, not decoded as token ids")
+        else:
+            yield self.text(f"{where}!tokens", [decoded_ids(storage_ids(archive.read(member), dtype), self.decoder)])
+
+    def npy(self, where: str, data: bytes, depth: int) -> Iterator[Text]:
+        """A numpy array's text: bytes opened up, unicode as lines, integers decoded as token ids."""
+        text, gap = npy_text(npy_array(data), self.decoder)
+        if gap is not None:
+            self.walk.gap(f"{where}: {gap}")
+        if text is not None:
+            yield from self.whole(f"{where}!array", text, depth + 1)
 
     def tar(self, where: str, stream: Readable, depth: int) -> Iterator[Text]:
         """A tar's regular members, read as a stream in order."""
@@ -312,10 +344,12 @@ def _utf16(data: bytes) -> bytes:
     return data.decode(encoding, errors="replace").encode("utf-8")
 
 
-def _byte_storages(where: str, archive: zipfile.ZipFile, pickles: list[zipfile.ZipInfo], walk: Walk) -> set[str]:
-    """The keys of a torch checkpoint's one-byte storages, read from its pickles' opcodes (nothing is unpickled): in
-    each persistent id ('storage', <storage class>, key, ...) the key is the string after the class."""
-    keys: set[str] = set()
+def _text_storages(where: str, archive: zipfile.ZipFile, pickles: list[zipfile.ZipInfo],
+                   walk: Walk) -> dict[str, str]:
+    """The keys of a torch checkpoint's storages that may hold text (`_TEXT_STORAGES`) and their kind, read from its
+    pickles' opcodes (nothing is unpickled): in each persistent id ('storage', <storage class>, key, ...) the key is
+    the string after the class."""
+    keys: dict[str, str] = {}
     for member in pickles:
         if member.file_size > WHOLE_BYTES:
             walk.gap(f"{where}!{member.filename}: {member.file_size} bytes, its byte tensors not found")
@@ -333,8 +367,8 @@ def _byte_storages(where: str, archive: zipfile.ZipFile, pickles: list[zipfile.Z
                           if op.name == "GLOBAL" else (" ".join(strings), None) if op.name == "STACK_GLOBAL"
                           else ("", arg if isinstance(arg, str) else None))
                 if pushed[1] is not None:
-                    if named in _BYTE_STORAGES:
-                        keys.add(pushed[1])
+                    if named in _TEXT_STORAGES:
+                        keys[pushed[1]] = _TEXT_STORAGES[named]
                     strings = [strings[1], pushed[1]]
         except Exception as exc:  # noqa: BLE001 - a damaged pickle: the storages it named before the damage still count
             walk.gap(f"{where}!{member.filename}: cannot read: {type(exc).__name__}: {str(exc)[:200]}")

@@ -13,7 +13,8 @@ sandbox reaches at the same port of its own 127.0.0.1, e.g. a model API; see for
 task's Dockerfile, WORKDIR, ENV, USER, COPY and the users it creates are honoured, RUN steps are not run, and what
 cannot be honoured is refused (image.py); the sandbox offers the host's /usr, /etc, /opt, ptbench's own Python
 environment and the agent CLIs of `ptbench agents install` (on PATH), read-only, less the benchmark test data
-packages ship (hidden from every environment but a separate verifier's: masks.py).
+packages ship (hidden from every environment but a separate verifier's: masks.py), in the agent's environment
+behind decoy files whose opens the host records (decoys.py).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from ptbench.sandbox import collection
 from ptbench.sandbox import files as sandbox_files
 from ptbench.sandbox import seccomp as sandbox_seccomp
 from ptbench.sandbox.allowlist import AllowlistNetwork, route_tool
+from ptbench.sandbox.decoys import RECORD_FILE, DecoyRecord, DecoyWatch, write_record
 from ptbench.sandbox.disk import find_disk_tools, mount_disk, storage_bytes
 from ptbench.sandbox.egress import SandboxEgress, hand_to_verifier, uses_proxy
 from ptbench.sandbox.exec import (
@@ -67,7 +69,7 @@ from ptbench.sandbox.layout import (
     read_only_binds,
 )
 from ptbench.sandbox.limits import EnforcedLimits, enforced_controllers, task_limits
-from ptbench.sandbox.masks import data_masks, is_separate_verifier
+from ptbench.sandbox.masks import is_separate_verifier, masked_dirs
 from ptbench.sandbox.network import SlirpNetwork, filter_tool
 from ptbench.sandbox.notes import note_ignored_installs
 from ptbench.sandbox.process import Holder, run_command
@@ -173,6 +175,7 @@ class LocalEnvironment(BaseEnvironment):
         self._claimed_uids: set[int] = set()
         self._spawner: Spawner | None = None  # the confined thread that starts every command
         self._holder_binds: list[Bind] = []
+        self._decoys: DecoyWatch | None = None  # the agent phase's decoys (decoys.py)
         self._fresh = False  # no command has run since the holder started (then no process of the agent is left)
         # CPU and memory as Harbor resolves them (limit mode unless ignored), checked against what the host has.
         self._limits = task_limits(
@@ -250,7 +253,10 @@ class LocalEnvironment(BaseEnvironment):
         binds = self._binds
         try:
             if not is_separate_verifier(self.session_id, self.trial_paths.trial_dir):  # the agent's: see masks.py
-                binds = [*binds, *data_masks(env_dir.path, binds)]
+                self._decoys = await asyncio.to_thread(DecoyWatch, env_dir.path, masked_dirs(binds), binds)
+                if self._decoys.fd >= 0:
+                    asyncio.get_running_loop().add_reader(self._decoys.fd, self._decoys.drain)
+                binds = [*binds, *self._decoys.binds]
             if disk_tools is not None:
                 await asyncio.to_thread(mount_disk, disk_tools, env_dir.path, env_dir.root, self._storage)
             if self._forward_ports:
@@ -278,6 +284,7 @@ class LocalEnvironment(BaseEnvironment):
                 self._egress.open(Path(self.trial_paths.trial_dir), "verifier" if verifier else "agent")
             await self._start_holder(seccomp)
         except BaseException:
+            self._close_decoys()
             await self._stop_processes()
             await self._release_limits()
             self._env_dir = None
@@ -328,10 +335,14 @@ class LocalEnvironment(BaseEnvironment):
         ended, *_ = await asyncio.gather(holder.stop(), *([network.stop()] if network is not None else []))
         if not ended:
             raise RuntimeError(f"the processes of {self.session_id}'s agent phase did not end")
+        if self._decoys is not None:  # the verifier sees its own /tests, and the record beside the agent's logs
+            self._holder_binds = [bind for bind in self._holder_binds if bind not in self._decoys.tests_binds]
+            await asyncio.to_thread(self._hand_record, self._close_decoys())
         await self._start_holder(sandbox_seccomp.program())
 
     async def stop(self, delete: bool) -> None:
         """Kill every process of the sandbox; remove its root when delete, else keep it for inspection."""
+        self._close_decoys()
         await self._stop_processes()
         await self._release_limits()
         if self._egress is not None:
@@ -443,7 +454,7 @@ class LocalEnvironment(BaseEnvironment):
         paths = self._require_paths()
         target = paths.locate(target_dir)
         if target.env_path.rstrip("/") == str(EnvironmentPaths.tests_dir):
-            if not self._fresh:
+            if not self._fresh or self._decoys is not None:
                 await self._end_agent_phase()
             await asyncio.to_thread(sandbox_files.empty_dir, paths.locate(str(EnvironmentPaths.verifier_dir)))
             if self._egress is not None:
@@ -489,12 +500,36 @@ class LocalEnvironment(BaseEnvironment):
         if is_within(where, os.path.abspath(self.trial_paths.artifacts_dir)):
             await asyncio.to_thread(collection.collect_dir, source, target, self._budget(), keep_symlinks=True,
                                     wanted=wanted)
+            if self._decoys is not None and source.env_path.rstrip("/") == str(EnvironmentPaths.agent_dir):
+                await asyncio.to_thread(write_record, target, self._decoys.record())  # what a verifier gets
             return
         keep_symlinks = not is_within(where, os.path.abspath(self.trial_paths.trial_dir))
         report = await asyncio.to_thread(sandbox_files.download_dir, source, target, self._budget(),
                                          keep_symlinks=keep_symlinks, wanted=wanted)
         if report.left_out:
             self.logger.warning(f"downloading {source_dir} left out {report.left_out} entries: {report.noted[:3]}")
+
+    def _close_decoys(self) -> DecoyRecord | None:
+        """End the decoys' watch; its final record goes beside Harbor's trial files."""
+        decoys, self._decoys = self._decoys, None
+        if decoys is None:
+            return None
+        if decoys.fd >= 0:
+            asyncio.get_running_loop().remove_reader(decoys.fd)
+        record = decoys.close()
+        write_record(Path(self.trial_paths.trial_dir), record)
+        return record
+
+    def _hand_record(self, record: DecoyRecord | None) -> None:
+        """The record into the sandbox's agent log dir, for a verifier that runs here (no agent process is left)."""
+        if record is None or self._env_dir is None or self._paths is None:
+            return
+        write_record(self._env_dir.path, record)
+        try:
+            sandbox_files.upload_file(self._env_dir.path / RECORD_FILE,
+                                      self._paths.locate(f"{EnvironmentPaths.agent_dir}/{RECORD_FILE}"))
+        except OSError as exc:
+            self.logger.warning(f"could not hand the decoy record to the verifier: {exc}")
 
     def _budget(self) -> sandbox_files.TransferBudget:
         return sandbox_files.TransferBudget(files=self._max_download_files, bytes=self._max_download_bytes)

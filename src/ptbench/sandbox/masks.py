@@ -1,9 +1,9 @@
 """Benchmark data hidden from the agent by the local environment itself, whoever names it and however.
 
 Every dir of benchmark test data installed packages ship or libraries cached (`ptbench.packaged_data`) that a
-bind of the sandbox would show is covered by an empty read-only dir, in every environment Harbor starts except a
-separate verifier's: its session is `<trial>__verifier...` (Harbor names sessions `<trial>__<role>`), and it reads
-the test data from there. A shared verifier runs where the agent ran, masks included.
+bind of the sandbox would show is covered by a read-only dir of decoys (`decoys.py`), in every environment Harbor
+starts except a separate verifier's: its session is `<trial>__verifier...` (Harbor names sessions
+`<trial>__<role>`), and it reads the test data from there. A shared verifier runs where the agent ran, masks included.
 """
 
 from __future__ import annotations
@@ -15,9 +15,6 @@ from pathlib import Path
 from ptbench.packaged_data import benchmark_data_dirs
 from ptbench.sandbox.host import is_within
 from ptbench.sandbox.layout import Bind
-
-EMPTY = "empty"
-"""The empty dir in an environment's own dir that the masks bind."""
 
 
 def is_separate_verifier(session_id: str, trial_dir: Path) -> bool:
@@ -36,13 +33,3 @@ def masked_dirs(binds: list[Bind]) -> list[str]:
                         rest = os.path.relpath(path, source)
                         targets.add(posixpath.normpath(posixpath.join(bind.target, rest)))
     return sorted(targets)
-
-
-def data_masks(env_dir: Path, binds: list[Bind]) -> list[Bind]:
-    """Read-only binds of an empty dir (made in `env_dir`) over every benchmark data dir `binds` would show."""
-    targets = masked_dirs(binds)
-    if not targets:
-        return []
-    empty = env_dir / EMPTY
-    empty.mkdir(mode=0o755, exist_ok=True)
-    return [Bind(str(empty), target, read_only=True) for target in targets]

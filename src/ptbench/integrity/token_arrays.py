@@ -1,0 +1,59 @@
+"""Token ids kept as numbers (a torch checkpoint's int32/int64 tensors, a numpy .npy array) decoded with the task's
+tokenizer, and what else a .npy array holds as text (bytes, unicode). Nothing is unpickled: an .npy of objects is
+refused, as numpy's own reader refuses it without allow_pickle."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+
+from ptbench.integrity.columns import TokenDecoder
+
+ROW_IDS = 4096
+"""Ids decoded at once: a longer run of valid ids is cut (its n-grams at the cut are lost, no more)."""
+
+
+def decoded_ids(ids: np.ndarray, decoder: TokenDecoder) -> bytes:
+    """A flat run of ids as text, one row per run of valid ids (labels' -100, ids past the vocabulary: cuts)."""
+    flat = ids.astype(np.int64, copy=False).ravel()
+    valid = (flat >= 0) & (flat < decoder.vocab)
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], valid.astype(np.int8), [0]))))
+    rows: list[list[int]] = []
+    for start, end in zip(edges[0::2], edges[1::2], strict=True):
+        rows.extend(flat[begin:min(begin + ROW_IDS, end)].tolist() for begin in range(start, end, ROW_IDS))
+    return "\n".join(decoder.decode(rows)).encode("utf-8", "replace") if rows else b""
+
+
+def storage_ids(data: bytes, dtype: str) -> np.ndarray:
+    """A torch storage's raw little-endian elements ("<i4", "<i8") as an array (a ragged tail dropped)."""
+    size = np.dtype(dtype).itemsize
+    return np.frombuffer(data[:len(data) - len(data) % size], dtype=dtype)
+
+
+def npy_array(data: bytes) -> np.ndarray:
+    """The array of an .npy payload held whole, in C order (object arrays refused: they are pickles)."""
+    from numpy.lib import format as npy
+
+    stream = io.BytesIO(data)
+    version = npy.read_magic(stream)
+    read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+    shape, fortran, dtype = read_header(stream)
+    if dtype.hasobject:
+        raise ValueError("an .npy of Python objects (a pickle), not unpickled")
+    count = int(np.prod(shape, dtype=np.int64))
+    array = np.frombuffer(data, dtype=dtype, count=count, offset=stream.tell())
+    return array.reshape(shape, order="F" if fortran else "C").ravel(order="C")
+
+
+def npy_text(array: np.ndarray, decoder: TokenDecoder | None) -> tuple[bytes | None, str | None]:
+    """What an .npy array holds as text, and a gap when it holds token ids no tokenizer here decodes."""
+    kind, size = array.dtype.kind, array.dtype.itemsize
+    if (kind in "iu" and size == 1) or kind == "S":
+        return array.tobytes(), None
+    if kind == "U":
+        return "\n".join(str(value) for value in array.tolist()).encode("utf-8", "replace"), None
+    if kind in "iu":
+        return (decoded_ids(array, decoder), None) if decoder is not None else (None, "token ids not decoded: "
+                                                                                      "no tokenizer")
+    return None, None  # floats, booleans: no text
