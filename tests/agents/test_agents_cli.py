@@ -72,20 +72,23 @@ def test_a_write_step_is_one_shell_command_that_writes_the_file_exactly(tmp_path
     assert (tmp_path / "a b.py").read_text() == content + "\n"
 
 
-def test_fake_api_answers_each_conversation_with_its_next_step():
+def test_fake_api_answers_each_conversation_with_its_next_step_of_the_script_chosen_for_it():
     script = FakeApiScript(steps=[Step(run="timer"), Step(say="done")])
-    with FakeApi(script) as api:
-        def chat(messages: list[dict]) -> dict:
+    other = FakeApiScript(steps=[Step(run="ls /tests"), Step(say="done")])
+    with FakeApi(script, choose=lambda model, body: other if model == "other" else script) as api:
+        def chat(messages: list[dict], model: str = "m") -> dict:
             request = urllib.request.Request(f"http://127.0.0.1:{api.port}/v1/chat/completions", method="POST",
-                                             data=json.dumps({"model": "m", "messages": messages}).encode(),
+                                             data=json.dumps({"model": model, "messages": messages}).encode(),
                                              headers={"Content-Type": "application/json"})
             with urllib.request.urlopen(request) as response:
                 return json.loads(json.loads(response.read())["choices"][0]["message"]["content"])
 
         first = chat([{"role": "user", "content": "go"}])
         second = chat([{"role": "user", "content": "go"}, {"role": "assistant", "content": "x"}])
+        chosen = chat([{"role": "user", "content": "go"}], model="other")
     assert first["commands"] == [{"keystrokes": "timer\n", "duration": 1.0}] and not first["task_complete"]
     assert second["task_complete"] is True
+    assert chosen["commands"] == [{"keystrokes": "ls /tests\n", "duration": 1.0}]
 
 
 def run_preflight(cli, tmp_path: Path, *args: str, env: dict[str, str] | None = None):
