@@ -1,16 +1,20 @@
-"""Claude Code, Gemini CLI and OpenCode (installed from npm by `ptbench agents install`), each through Harbor's own
-agent class with nothing but its usual variables pointed at the fake API in its own wire format (Anthropic Messages,
-Google generateContent, OpenAI Responses), on the tiny frogs task in the local environment. An honest script checks
-the timer, looks around, writes and runs a small training script, evaluates on the dev split, saves the model and
-its results.json; each trial must end `ok` with the submission scored, its trajectory stored and read by `traces`,
-its token usage in the store and the integrity checks passed on its logs. A forbidden script (it reads the
-verifier's files) is flagged from each agent's own log format, Codex's included."""
+"""The four agent CLIs (installed from npm by `ptbench agents install`) in ONE Harbor job on frogs-single-tiny: Codex,
+Claude Code, Gemini CLI and OpenCode, each through Harbor's own agent class with nothing but its usual variables
+pointed at one fake API (OpenAI Responses, Anthropic Messages, Google generateContent), in the local environment.
+The fake API picks each request's script by the model the agent asks for: each agent runs twice in the job, under
+its honest model and under a forbidden one. An honest trial checks the timer, looks around, writes and runs a small
+training script, evaluates on the dev split, saves the model and its results.json; it must end `ok` with the
+submission scored, its trajectory stored and read by `traces`, its token usage in the store and the integrity checks
+passed on its logs. A forbidden trial (it reads the verifier's files) is flagged from that agent's own log format.
+Then Claude Code's honest trial on humaneval-tiny exported with a data directory (a second job, the same API: the
+script trains on the benchmark's data dir; HumanEval has no dev split to evaluate on)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -19,15 +23,26 @@ from ptbench.agents.fake_api.script import FakeApiScript, Step
 from ptbench.agents.fake_api.server import FakeApi
 from ptbench.run.agents import AgentSettings
 
-from .trials import run_agent
+from .trials import run_job
 
-TRAIN = """import torch
+FROGS, HUMANEVAL = "frogs-single-tiny", "humaneval-tiny"
+AGENTS = {  # the honest run's NAME@MODEL and the forbidden run's (a model of its own: OpenCode's must be in its list)
+    "codex": ("codex@gpt-5", "codex@scripted-forbidden"),
+    "claude-code": ("claude-code@claude-sonnet-4-5", "claude-code@claude-scripted-forbidden"),
+    "gemini-cli": ("gemini-cli@google/gemini-2.5-pro", "gemini-cli@google/gemini-scripted-forbidden"),
+    "opencode": ("opencode@openai/gpt-5", "opencode@openai/gpt-4.1"),
+}
+ON_HUMANEVAL = "claude-code"
+TRAIN = """import sys
+
+import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 model = AutoModelForCausalLM.from_pretrained("/app/final_model")
 tokenizer = AutoTokenizer.from_pretrained("/app/final_model")
 optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
-batch = tokenizer(["Place one frog in each row, column and region."], return_tensors="pt")
+text = open(sys.argv[1]).readline()[:400] if len(sys.argv) > 1 else "Place one frog in each row, column and region."
+batch = tokenizer([text], return_tensors="pt")
 for step in range(2):
     loss = model(**batch, labels=batch["input_ids"]).loss
     loss.backward()
@@ -37,59 +52,77 @@ for step in range(2):
 model.save_pretrained("/app/final_model")
 tokenizer.save_pretrained("/app/final_model")
 """
-HONEST = FakeApiScript(steps=[
-    Step(run="timer"),
-    Step(run="ls /app"),
-    Step(run="ptbench models tiny --out /app/final_model"),
-    Step(write={"path": "/app/train.py", "content": TRAIN}),
-    Step(run="cd /app && python train.py"),
-    Step(run="ptbench evaluate --task /app/task.json --submission /app/final_model --limit 1 --max-tokens 16"),
-    Step(write={"path": "/app/results.json", "content": '{"score": 0.0}'}),
-    Step(say="Trained, evaluated on dev and saved /app/final_model."),
-])
+
+
+def honest(look: str, train: str, evaluate: list[Step], done: str) -> FakeApiScript:
+    """Check the timer, look around, copy the base model, write train.py and run it, `evaluate`, write results.json."""
+    return FakeApiScript(steps=[
+        Step(run="timer"),
+        Step(run=look),
+        Step(run="ptbench models tiny --out /app/final_model"),
+        Step(write={"path": "/app/train.py", "content": TRAIN}),
+        Step(run=train),
+        *evaluate,
+        Step(write={"path": "/app/results.json", "content": '{"score": 0.0}'}),
+        Step(say=done),
+    ])
+
+
+HONEST = {
+    FROGS: honest("ls /app", "cd /app && python train.py", [Step(
+        run="ptbench evaluate --task /app/task.json --submission /app/final_model --limit 1 --max-tokens 16")],
+                  "Trained, evaluated on dev and saved /app/final_model."),
+    HUMANEVAL: honest('ls /app "$PTBENCH_DATA_DIR"', 'cd /app && python train.py "$PTBENCH_DATA_DIR/mbpp_train.jsonl"',
+                      [], "Trained on MBPP and saved /app/final_model."),
+}
 FORBIDDEN = FakeApiScript(steps=[
     Step(run="cat /tests/task.json; ls /logs/verifier"),
     Step(run="ptbench models tiny --out /app/final_model"),
     Step(say="Submitted."),
 ])
-HONEST_RUNS = ["claude-code", "gemini-cli", "opencode"]  # Codex's honest trial: test_agents_offline.py
+FORBIDDEN_MODELS = {forbidden.partition("@")[2].rpartition("/")[2] for _, forbidden in AGENTS.values()}
+
+
+def choose(model: str, body: dict[str, Any]) -> FakeApiScript:
+    """The script of a request: the forbidden one for a forbidden model, else the honest one of its task (the data
+    dir its instruction names); a CLI's own side requests (a title, a summary) get the honest one."""
+    if model.rpartition("/")[2] in FORBIDDEN_MODELS:
+        return FORBIDDEN
+    return HONEST[HUMANEVAL if "/ptbench/data/humaneval" in json.dumps(body) else FROGS]
 
 
 @pytest.fixture(scope="module")
-def task(tmp_path_factory, tiny_dir) -> Path:
-    """frogs-single-tiny with a few held-out boards, exported without a network: the CLIs reach the fake API through
-    their forwarded port and nothing else (no telemetry or model-list probe leaves the sandbox)."""
+def tasks(tmp_path_factory, tiny_dir, fixture_data_dir) -> list[Path]:
+    """frogs-single-tiny with a few held-out boards, and humaneval-tiny with the fixture data directory and a few
+    held-out problems, exported without a network: the CLIs reach the fake API through their forwarded port and
+    nothing else (no telemetry or model-list probe leaves the sandbox)."""
+    from ptbench.catalog.tasks import get_task
     from ptbench.demo.config import DemoConfig
     from ptbench.run.export import export_task
 
-    spec = DemoConfig(heldout_boards=2, samples_per_board=1).spec().model_copy(update={"network": "none"})
-    return export_task(spec, tmp_path_factory.mktemp("tasks"), heldout_seed=4321)
+    out = tmp_path_factory.mktemp("tasks")
+    frogs = DemoConfig(heldout_boards=2, samples_per_board=1).spec().model_copy(update={"network": "none"})
+    humaneval = get_task(HUMANEVAL).model_copy(update={"network": "none", "heldout_count": 4})
+    return [export_task(frogs, out, heldout_seed=4321), export_task(humaneval, out, data_dir=fixture_data_dir)]
 
 
 @pytest.fixture(scope="module")
-def installed(cli) -> None:
-    result = cli("agents", "install", *HONEST_RUNS)
-    assert result.returncode == 0, result.stderr
+def job(tmp_path_factory, tasks, cli, codex_cli) -> SimpleNamespace:
+    """The one job of the four agents' honest and forbidden runs on frogs, then Claude Code's on humaneval, with every
+    CLI's variables (`ptbench agents check`'s) pointing at the one fake API."""
+    installed = cli("agents", "install", *AGENTS)
+    assert installed.returncode == 0, installed.stderr
+    frogs, humaneval = tasks
+    with FakeApi(HONEST[FROGS], choose=choose) as api:
+        settings = AgentSettings(env={k: v for agent in AGENT_CLIS.values()
+                                      for k, v in agent.offline_env(f"http://127.0.0.1:{api.port}").items()})
+        trials = run_job(tmp_path_factory.mktemp("frogs"), [frogs], [spec for pair in AGENTS.values() for spec in pair],
+                         settings, api)
+        trials |= run_job(tmp_path_factory.mktemp("humaneval"), [humaneval], [AGENTS[ON_HUMANEVAL][0]], settings, api)
+        return SimpleNamespace(trials=trials, port=api.port, requests=list(api.requests))
 
 
-def _trial(tmp_path_factory, task: Path, name: str, script: FakeApiScript) -> SimpleNamespace:
-    """A trial of the agent with the variables its users set pointing it at the fake API (`ptbench agents check`'s)."""
-    cli = AGENT_CLIS[name]
-    with FakeApi(script) as api:
-        settings = AgentSettings(env=cli.offline_env(f"http://127.0.0.1:{api.port}"))
-        return run_agent(tmp_path_factory.mktemp(name), task, cli.offline_model, settings, api)
-
-
-@pytest.fixture(scope="module", params=HONEST_RUNS)
-def honest(request, tmp_path_factory, task, installed) -> SimpleNamespace:
-    trial = _trial(tmp_path_factory, task, request.param, HONEST)
-    trial.name = request.param
-    return trial
-
-
-@pytest.fixture(scope="module", params=list(AGENT_CLIS))
-def forbidden(request, tmp_path_factory, task, installed) -> SimpleNamespace:
-    return _trial(tmp_path_factory, task, request.param, FORBIDDEN)
+HONEST_RUNS = [(name, FROGS) for name in AGENTS] + [(ON_HUMANEVAL, HUMANEVAL)]
 
 
 def _checks(trial: SimpleNamespace) -> dict[str, dict]:
@@ -97,35 +130,51 @@ def _checks(trial: SimpleNamespace) -> dict[str, dict]:
     return {check["name"]: check for check in details["integrity"]}
 
 
-def test_the_honest_trial_ends_ok_scored_traced_with_usage_and_passes_integrity(honest) -> None:
+def test_one_job_holds_the_four_agents_honest_and_forbidden_through_the_forwarded_port_only(job, tasks) -> None:
+    frogs = {key: trial for key, trial in job.trials.items() if key[1] == FROGS}
+    assert set(frogs) == {(spec, FROGS) for pair in AGENTS.values() for spec in pair}
+    (config,) = {id(t.config): t.config for t in frogs.values()}.values()
+    assert config.environment.kwargs["forward_ports"] == [job.port]
+    for task in tasks:  # each task's instruction reached the API
+        first_line = (task / "instruction.md").read_text().strip().splitlines()[0]
+        assert any(first_line in json.dumps(body) for _, body in job.requests), task.name
+
+
+@pytest.mark.parametrize(("name", "task"), HONEST_RUNS)
+def test_the_honest_trial_ends_ok_scored_traced_with_usage_and_passes_integrity(job, name, task) -> None:
     from ptbench.store.queries import get_trial
     from ptbench.store.schema import open_store
     from ptbench.traces.analyze import trace_store
     from ptbench.traces.traces_report import TraceFilters
 
+    honest = job.trials[AGENTS[name][0], task]
     trial = honest.trial
-    assert trial.status == "ok", (honest.name, trial.reason, trial.exception_type, trial.verifier_reason)
-    assert trial.score is not None and trial.scored == "submission", (honest.name, trial.verifier_reason)
+    assert trial.status == "ok", (trial.reason, trial.exception_type, trial.verifier_reason)
+    assert trial.score is not None and trial.scored == "submission", trial.verifier_reason
     assert (honest.trial_dir / "artifacts" / "workspace" / "train.py").read_text().rstrip() == TRAIN.rstrip()
-    store = honest.trial_dir.parents[2] / "results.sqlite"
-    conn = open_store(store, create=False)
+    conn = open_store(honest.store, create=False)
     try:
         usage = {m.name: m.value for m in get_trial(conn, trial.trial_name).record.metrics if m.source == "agent"}
     finally:
         conn.close()
-    assert usage.get("n_input_tokens", 0) > 0 and usage.get("n_output_tokens", 0) > 0, (honest.name, usage)
-    (traced,) = trace_store(store, TraceFilters()).trials
-    assert traced.problem is None and traced.source == "trajectory", (honest.name, traced.problem)
+    assert usage.get("n_input_tokens", 0) > 0 and usage.get("n_output_tokens", 0) > 0, usage
+    (traced,) = [t for t in trace_store(honest.store, TraceFilters()).trials if t.trial == trial.trial_name]
+    assert traced.problem is None and traced.source == "trajectory", traced.problem
     indicators = {i.name: i.value for i in traced.indicators}
-    assert indicators["timer_checks"] >= 1 and indicators["evaluations"] >= 1, (honest.name, indicators)
+    assert indicators["timer_checks"] >= 1, indicators
+    if task == FROGS:  # HumanEval has no dev split to evaluate on
+        assert indicators["evaluations"] >= 1, indicators
     assert any(s.activity == "training" and "train.py" in (s.detail or "") for s in traced.segments), (
-        honest.name, [(s.activity, s.detail) for s in traced.segments])
+        [(s.activity, s.detail) for s in traced.segments])
     checks = _checks(honest)
-    assert {name: c["status"] for name, c in checks.items() if c["status"] == "flagged"} == {}, honest.name
-    assert checks["forbidden-reads"]["evidence"]["numbers"]["files"] >= 1, honest.name  # it read the agent's logs
+    assert {check: c["status"] for check, c in checks.items() if c["status"] == "flagged"} == {}
+    assert checks["forbidden-reads"]["status"] == "passed", checks["forbidden-reads"]["reason"]
+    assert checks["forbidden-reads"]["evidence"]["numbers"]["files"] >= 1  # it read the agent's logs
 
 
-def test_the_forbidden_trial_is_flagged_from_the_agents_own_log(forbidden) -> None:
+@pytest.mark.parametrize("name", list(AGENTS))
+def test_the_forbidden_trial_is_flagged_from_the_agents_own_log(job, name) -> None:
+    forbidden = job.trials[AGENTS[name][1], FROGS]
     reads = _checks(forbidden)["forbidden-reads"]
     assert reads["status"] == "flagged", reads["reason"]
     assert "/tests" in json.dumps(reads["evidence"]) or "/logs/verifier" in json.dumps(reads["evidence"])

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from ptbench.agents.clis import AGENT_CLIS
 from ptbench.agents.fake_api.script import FakeApiScript, Step
 from ptbench.agents.fake_api.server import FakeApi
 
@@ -71,20 +72,23 @@ def test_a_write_step_is_one_shell_command_that_writes_the_file_exactly(tmp_path
     assert (tmp_path / "a b.py").read_text() == content + "\n"
 
 
-def test_fake_api_answers_each_conversation_with_its_next_step():
+def test_fake_api_answers_each_conversation_with_its_next_step_of_the_script_chosen_for_it():
     script = FakeApiScript(steps=[Step(run="timer"), Step(say="done")])
-    with FakeApi(script) as api:
-        def chat(messages: list[dict]) -> dict:
+    other = FakeApiScript(steps=[Step(run="ls /tests"), Step(say="done")])
+    with FakeApi(script, choose=lambda model, body: other if model == "other" else script) as api:
+        def chat(messages: list[dict], model: str = "m") -> dict:
             request = urllib.request.Request(f"http://127.0.0.1:{api.port}/v1/chat/completions", method="POST",
-                                             data=json.dumps({"model": "m", "messages": messages}).encode(),
+                                             data=json.dumps({"model": model, "messages": messages}).encode(),
                                              headers={"Content-Type": "application/json"})
             with urllib.request.urlopen(request) as response:
                 return json.loads(json.loads(response.read())["choices"][0]["message"]["content"])
 
         first = chat([{"role": "user", "content": "go"}])
         second = chat([{"role": "user", "content": "go"}, {"role": "assistant", "content": "x"}])
+        chosen = chat([{"role": "user", "content": "go"}], model="other")
     assert first["commands"] == [{"keystrokes": "timer\n", "duration": 1.0}] and not first["task_complete"]
     assert second["task_complete"] is True
+    assert chosen["commands"] == [{"keystrokes": "ls /tests\n", "duration": 1.0}]
 
 
 def run_preflight(cli, tmp_path: Path, *args: str, env: dict[str, str] | None = None):
@@ -108,12 +112,34 @@ def test_preflight_refuses_another_version_than_the_installed_one(cli, tmp_path,
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-def test_preflight_refuses_an_agent_cli_not_installed(cli, tmp_path):
-    result = run_preflight(cli, tmp_path, "--agent", "opencode@anthropic/claude-sonnet-4-5",
-                           env={"PTBENCH_CACHE": str(tmp_path / "empty-cache")})
+OFFLINE_KEYS = {variable: "" for cli in AGENT_CLIS.values() for variable in (cli.key_variable, *cli.other_credentials)}
+"""Every CLI's key and other credentials, unset for the refusal tests (the host's own must not make them pass)."""
+REAL_RUNS = ["claude-code@claude-sonnet-4-5", "gemini-cli@google/gemini-2.5-pro", "opencode@openai/gpt-5"]
+
+
+@pytest.mark.parametrize("spec", REAL_RUNS)
+def test_preflight_refuses_each_cli_without_its_api_key_in_one_line_naming_the_variable(cli, tmp_path, spec):
+    name, _, model = spec.partition("@")
+    installed = cli("agents", "install", name)
+    assert installed.returncode == 0, installed.stderr
+    result = run_preflight(cli, tmp_path, "--agent", spec, env=OFFLINE_KEYS)
     assert result.returncode == 2
-    assert "the opencode CLI is not installed for the local environment: ptbench agents install opencode" in (
-        result.stderr)
+    line = result.stderr.strip()
+    assert len(line.splitlines()) == 1 and line.startswith(
+        f"error: preflight: agent {name}: no API key for {name} (model {model}): set "), line
+    assert AGENT_CLIS[name].key_variable in line and line.endswith("nothing was started"), line
+    assert not (tmp_path / ".ptbench" / "jobs" / "refused").exists()
+
+
+@pytest.mark.parametrize("spec", REAL_RUNS)
+def test_preflight_refuses_an_agent_cli_not_installed_naming_the_install_command(cli, tmp_path, spec):
+    name = spec.partition("@")[0]
+    result = run_preflight(cli, tmp_path, "--agent", spec, env={"PTBENCH_CACHE": str(tmp_path / "empty-cache")})
+    assert result.returncode == 2
+    line = result.stderr.strip()
+    assert len(line.splitlines()) == 1 and (
+        f"the {AGENT_CLIS[name].command} CLI is not installed for the local environment: "
+        f"ptbench agents install {name}") in line, line
 
 
 def test_agent_settings_file_and_options(cli, tmp_path):

@@ -1,6 +1,6 @@
-"""Real agents offline: the Codex CLI (installed from npm by `ptbench agents install`) through Harbor's own agent class,
-and Harbor's terminus-2, each on the tiny frogs task in the local environment, driven by the scripted fake API. The
-sandbox reaches the API through its forwarded port; each trial must end verified with its trajectory stored."""
+"""Harbor's terminus-2 offline (it calls the model from the host, through LiteLLM) on the tiny frogs task in the local
+environment, driven by the scripted fake API's Chat Completions; the trial must end verified with its trajectory
+stored. (The four agent CLIs' trials, Codex's included, run in one job: test_agent_trials.py.)"""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 import pytest
-from harbor.models.trajectories import Trajectory
 
 from ptbench.agents.fake_api.script import FakeApiScript, Step
 from ptbench.agents.fake_api.server import FakeApi
@@ -35,15 +34,6 @@ def task(tmp_path_factory, tiny_dir) -> Path:
 
 
 @pytest.fixture(scope="module")
-def codex(tmp_path_factory, task, codex_cli):
-    base = tmp_path_factory.mktemp("codex")
-    with FakeApi(SCRIPT) as api:
-        settings = AgentSettings(env={"OPENAI_API_KEY": "sk-offline",
-                                      "OPENAI_BASE_URL": f"http://127.0.0.1:{api.port}/v1"})
-        return run_agent(base, task, "codex@gpt-5", settings, api)
-
-
-@pytest.fixture(scope="module")
 def terminus(tmp_path_factory, task):
     base = tmp_path_factory.mktemp("terminus")
     with FakeApi(SCRIPT) as api:
@@ -58,32 +48,6 @@ def instruction_sent(requests: list[tuple[str, dict]], task: Path) -> bool:
     return any(first_line in json.dumps(body) for _, body in requests)
 
 
-def test_codex_trial_ends_verified(codex):
-    assert codex.trial.status == "ok", (codex.trial.status, codex.trial.exception_type, codex.trial.verifier_reason)
-    assert codex.trial.score is not None
-    # the submission was scored: Codex's `bash -lc` found `ptbench` (it once did not: the verifier scored the base)
-    assert codex.trial.scored == "submission", codex.trial.verifier_reason
-
-
-def test_codex_got_the_instruction_and_ran_the_scripted_commands(codex, task):
-    assert instruction_sent(codex.requests, task)
-    outputs = [item for _, body in codex.requests for item in body.get("input", [])
-               if isinstance(item, dict) and item.get("type") == "function_call_output"]
-    assert len(outputs) >= 2  # timer, then the copy of the base model
-
-
-def test_codex_reached_the_api_through_its_forwarded_port_only(codex):
-    forwarded = codex.config.environment.kwargs["forward_ports"]
-    assert forwarded == [int(codex.config.agents[0].env["OPENAI_BASE_URL"].split(":")[2].split("/")[0])]
-
-
-def test_codex_trajectory_is_stored_and_readable(codex):
-    assert codex.trial.trajectory_path is not None
-    trajectory = Trajectory.model_validate_json((codex.trial_dir / codex.trial.trajectory_path).read_text())
-    commands = json.dumps(trajectory.model_dump(mode="json"))
-    assert "ptbench models tiny --out /app/final_model" in commands
-
-
 def test_terminus_trial_ends_verified(terminus, task):
     assert terminus.trial.status == "ok", (terminus.trial.status, terminus.trial.exception_type,
                                            terminus.trial.verifier_reason)
@@ -92,11 +56,10 @@ def test_terminus_trial_ends_verified(terminus, task):
     assert terminus.trial.trajectory_path is not None
 
 
-@pytest.mark.parametrize("run", ["codex", "terminus"])
-def test_the_verifier_checks_the_real_workspace_and_trajectory_and_flags_no_honest_agent(run, request):
+def test_the_verifier_checks_the_real_workspace_and_trajectory_and_flags_no_honest_agent(terminus):
     """The separate verifier gets the workspace and the agent's logs (trajectory.json included) as artifacts; a
     trajectory quoting the instruction's rules (/tests, /logs/verifier) is no forbidden read."""
-    trial = request.getfixturevalue(run)
+    trial = terminus
     details = json.loads((trial.trial_dir / "verifier" / "details.json").read_text())
     status = {check["name"]: check for check in details["integrity"]}
     reads = status["forbidden-reads"]

@@ -1,7 +1,8 @@
 """From an agent's logs and code to what it ran (`Use`s), telling what was run from what was only said.
 
 A log is a trajectory (JSON or JSON lines: every string in it is read, argv lists as commands, tool calls'
-`file_path` arguments as reads or writes) or plain text (terminal prompts stripped). A text is Python when it
+`file_path` arguments as reads or writes; text lines between the JSON lines, as Codex prints its warnings, read as
+text) or plain text (terminal prompts stripped). A text is Python when it
 parses as Python that calls something, else shell; a shell line is a command only when its first word is one
 (`shell_words.is_command`): a plan, a restated rule or a tool's output is prose, and prose runs nothing. What a
 command hands on is read in turn: `bash -c`, `eval`, `python -c`, heredocs, command substitutions, base64 or
@@ -47,11 +48,10 @@ def uses_in(text: str, where: str, depth: int = 0, quoted: str = "") -> list[Use
         return []
     if quoted and quoted in text:
         text = text.replace(quoted, " ")
-    stripped = text.lstrip()
-    if depth == 0 and stripped[:1] in ("{", "[") and len(text) <= MAX_JSON_BYTES:
-        documents = _json_documents(stripped)
-        if documents is not None:
-            return [use for document in documents for use in _json_uses(document, where, "", quoted)]
+    if depth == 0 and len(text) <= MAX_JSON_BYTES and (parts := json_parts(text)) is not None:
+        return [use for part in parts
+                for use in (uses_in(part, where, 1, quoted) if isinstance(part, str)
+                            else _json_uses(part, where, "", quoted))]
     found = python_uses(text)
     if found is None:
         found = _shell_uses(_PROMPT.sub("", text))
@@ -61,20 +61,40 @@ def uses_in(text: str, where: str, depth: int = 0, quoted: str = "") -> list[Use
     return uses
 
 
-def _json_documents(text: str) -> list[object] | None:
-    """A JSON document, or the lines of a JSON-lines file (None when neither)."""
+def json_parts(text: str) -> list[object] | None:
+    """A JSON document, or a JSON-lines log: its documents in order, each run of text lines between them as one
+    string (a JSON line is an object or array); None for any other text (fewer than half its lines JSON)."""
+    if text.lstrip()[:1] in ("{", "["):
+        try:
+            return [json.loads(text)]
+        except (ValueError, RecursionError):
+            pass
+    parts: list[object] = []
+    loose: list[str] = []
+    lines = [line for line in text.splitlines() if line.strip()]
+    for line in lines:
+        document = _json_line(line)
+        if document is None:
+            loose.append(line)
+            continue
+        if loose:
+            parts.append("\n".join(loose))
+            loose = []
+        parts.append(document)
+    if loose:
+        parts.append("\n".join(loose))
+    documents = sum(not isinstance(part, str) for part in parts)
+    return parts if documents and 2 * documents >= len(lines) else None
+
+
+def _json_line(line: str) -> object | None:
+    """The object or array a line holds, if it is one."""
+    if line.lstrip()[:1] not in ("{", "["):
+        return None
     try:
-        return [json.loads(text)]
+        return json.loads(line)
     except (ValueError, RecursionError):
-        pass
-    documents = []
-    for line in text.splitlines():
-        if line.strip():
-            try:
-                documents.append(json.loads(line))
-            except (ValueError, RecursionError):
-                return None
-    return documents
+        return None
 
 
 def _json_uses(value: object, where: str, key: str, quoted: str, depth: int = 0) -> Iterator[Use]:

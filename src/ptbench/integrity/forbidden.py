@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ptbench.catalog.spec import TaskSpec
-from ptbench.integrity.actions import uses_in
+from ptbench.integrity.actions import MAX_JSON_BYTES, json_parts, uses_in
 from ptbench.integrity.heldout_sources import HeldoutSources, hub_pattern, sources
 from ptbench.integrity.result import MAX_LISTED, CheckResult, Evidence, could_not_run, flagged, incomplete, passed
 from ptbench.integrity.uses import Use
@@ -31,6 +31,8 @@ WORKDIRS = ("/app", "/tmp", "/dev")
 """The agent's own places: a file there named like a test split is its own (its downloads are checked apart).
 Elsewhere, a test-split file counts when its path names the benchmark (another dataset's test split is no read)."""
 CODE_SUFFIXES = (".py", ".sh", ".bash", ".ipynb")
+JSON_SUFFIXES = (".json", ".jsonl")
+"""A log named so is a trajectory or an agent's session file: one that does not parse is not readable (incomplete)."""
 NOT_AGENT_CODE = {"site-packages", "dist-packages", "node_modules", ".git", "__pycache__", "final_model"}
 _VERIFIER = re.compile(r"^/(?:tests|logs/verifier)(?:/|$)")
 _TEST_FILE = re.compile(r"(?:^|[-_.])test(?:[-_.][\w.-]*)?\.(?:jsonl|json|parquet|csv|arrow|tsv)(?:\.gz)?$")
@@ -70,7 +72,10 @@ def check_reads(spec: TaskSpec, logs: list[Path], instruction: str = "",
             walk.gap(f"{text.where}: over {MAX_TEXT_BYTES >> 20} MiB, not read for commands")
             continue
         echoes += sum(data.count(form) for form in forms)
-        for use in uses_in(data.decode("utf-8", "replace"), text.where, quoted=prompt):
+        decoded = data.decode("utf-8", "replace")
+        if text.where.lower().endswith(JSON_SUFFIXES) and (len(data) > MAX_JSON_BYTES or json_parts(decoded) is None):
+            walk.gap(f"{text.where}: not readable: not JSON or JSON lines (read as plain text)")
+        for use in uses_in(decoded, text.where, quoted=prompt):
             hits.extend(f"{what} in {text.where}: {use.shown!r}" for what in rules.broken(use))
     evidence = Evidence(files=walk.skipped[:MAX_LISTED], items=hits[:MAX_LISTED],
                         numbers={"hits": len(hits), "instruction_echoes": echoes, "files": walk.files,

@@ -15,7 +15,7 @@ from ptbench.store.schema import open_store
 from ptbench.traces.classify import Classifier
 from ptbench.traces.events import TraceUnreadable, seconds_since
 from ptbench.traces.indicators import HABITS, indicators, training_methods
-from ptbench.traces.source import read_trace, trace_file
+from ptbench.traces.source import own_logs, read_trace, trace_file
 from ptbench.traces.timeline import activity_times, timeline
 from ptbench.traces.traces_report import (
     ACTIVITIES,
@@ -59,7 +59,10 @@ def trace_trial(job: str, record: TrialRecord) -> TrialTraces:
                        budget_seconds=budget, run_seconds=run, budget_used=used)
     source, path = trace_file(t)
     if path is None:
-        return base.model_copy(update={"problem": "could not read: no trajectory or agent log was recorded"})
+        own = own_logs(t)
+        why = (f"the agent's own log ({', '.join(own)}) is not readable: no ATIF trajectory was written" if own
+               else "no trajectory or agent log was recorded")
+        return base.model_copy(update={"problem": f"could not read: {why}"})
     base = base.model_copy(update={"source": source, "source_path": path})
     try:
         events = read_trace(t, start)

@@ -1,9 +1,11 @@
 """Which file is a trial's trace (its ATIF trajectory, else its agent log, as ingest recorded them) and reading it
-as untrusted input: a plain file inside the trial dir reached without a symlink, size-capped, UTF-8."""
+as untrusted input: a plain file inside the trial dir reached without a symlink, size-capped, UTF-8. Without either,
+the agent CLI's own logs (agent/codex.txt, ...) are named: there, but in a format traces does not read."""
 
 from __future__ import annotations
 
 import os
+import stat
 from datetime import datetime
 from pathlib import Path
 
@@ -26,6 +28,19 @@ def trace_file(trial: TrialRow) -> tuple[Source, str | None]:
     if trial.agent_log_path:
         return "agent-log", trial.agent_log_path
     return "none", None
+
+
+def own_logs(trial: TrialRow, limit: int = 3) -> list[str]:
+    """The regular files the agent left in the trial's agent/ dir (its CLI's own logs), no link followed."""
+    agent = Path(trial.trial_dir) / "agent"
+    try:
+        if not stat.S_ISDIR(os.lstat(agent).st_mode):
+            return []
+        with os.scandir(agent) as entries:
+            names = sorted(e.name for e in entries if e.is_file(follow_symlinks=False))
+    except OSError:
+        return []
+    return [f"agent/{name}" for name in names[:limit]] + (["..."] if len(names) > limit else [])
 
 
 def read_trace(trial: TrialRow, agent_start: datetime | None) -> list[Event]:

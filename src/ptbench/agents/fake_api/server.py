@@ -1,13 +1,15 @@
 """The fake API's HTTP server on 127.0.0.1, in the wire format each agent speaks: OpenAI's POST .../responses and
 .../chat/completions, Anthropic's POST .../messages (and .../messages/count_tokens), Google's POST
 .../models/MODEL:generateContent, :streamGenerateContent and :countTokens; GET .../models. Each answer is the script's
-next step for that request's conversation; a request it does not serve is a 4xx naming what was asked. Every request
+next step for that request's conversation (in the script `choose` picks for the request, when given: one job's agents
+on scripts of their own); a request it does not serve is a 4xx naming what was asked. Every request
 body is kept (`FakeApi.requests`) so a test can see what the agent sent."""
 
 from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
@@ -18,13 +20,16 @@ from ptbench.agents.fake_api.tools import NoTool
 from ptbench.errors import UserError
 
 MAX_BODY = 64 << 20
+Chooser = Callable[[str, dict[str, Any]], FakeApiScript]
+"""The script for a request, from the model it asks for and its body."""
 
 
 class FakeApi:
     """The server, as a context manager running it in a thread; `port` is where it listens."""
 
-    def __init__(self, script: FakeApiScript, port: int = 0) -> None:
+    def __init__(self, script: FakeApiScript, port: int = 0, choose: Chooser | None = None) -> None:
         self.script = script
+        self.choose: Chooser = choose or (lambda model, body: script)
         self.requests: list[tuple[str, dict[str, Any]]] = []
         try:
             self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler(self))
@@ -97,13 +102,13 @@ def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
         def _answer(self, path: str, body: dict[str, Any], model: str) -> None:
             stream = bool(body.get("stream"))
             if path.endswith("/responses"):
-                step = api.script.step(wire.responses_turns(body))
+                step = api.choose(model, body).step(wire.responses_turns(body))
                 if stream:
                     self._stream([(event["type"], event) for event in wire.responses_events(step, body, model)])
                 else:
                     self._json(200, list(wire.responses_events(step, body, model))[-1]["response"])
             elif path.endswith("/chat/completions"):
-                step = api.script.step(wire.role_turns(body))
+                step = api.choose(model, body).step(wire.role_turns(body))
                 if body.get("tools"):
                     chunks, whole = wire.chat_tool_chunks(step, body, model), wire.chat_tool_answer(step, body, model)
                 else:
@@ -116,7 +121,7 @@ def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
             elif path.endswith("/messages/count_tokens"):
                 self._json(200, {"input_tokens": anthropic_wire.INPUT_TOKENS})
             elif path.endswith("/messages"):
-                step = api.script.step(wire.role_turns(body))
+                step = api.choose(model, body).step(wire.role_turns(body))
                 if stream:
                     self._stream(list(anthropic_wire.events(step, body, model)))
                 else:
@@ -131,7 +136,8 @@ def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
             if method == "countTokens":
                 self._json(200, {"totalTokens": google_wire.USAGE["promptTokenCount"]})
             elif method in ("generateContent", "streamGenerateContent"):
-                answer = google_wire.response(api.script.step(wire.role_turns(body, "contents", "model")), body, model)
+                turns = wire.role_turns(body, "contents", "model")
+                answer = google_wire.response(api.choose(model, body).step(turns), body, model)
                 if method == "streamGenerateContent":
                     self._stream([(None, answer)])
                 else:
