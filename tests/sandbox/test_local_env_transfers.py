@@ -161,6 +161,22 @@ def test_a_dead_owners_mounted_disk_is_unmounted_and_swept(tmp_path):
     assert not os.path.ismount(env_dir.root) and not env_dir.path.exists()
 
 
+def test_a_sweep_never_fails_when_the_last_trial_removes_the_base_dir_beside_it(tmp_path, monkeypatch):
+    """Seen in a Harbor job of 8 trials: one trial's sweep found the base dir, then listed it after the last other
+    trial had removed it as empty (FileNotFoundError: the trial ended as an environment error). Here the other
+    trial's removal happens just before the listing, every time."""
+    base = base_dir(str(tmp_path / "sandboxes"))
+    listdir = os.listdir
+
+    def listdir_after_the_last_trial_left(path):
+        if Path(path) == base:
+            EnvDir(base, "last").remove()  # removes the base dir it leaves empty
+        return listdir(path)
+
+    monkeypatch.setattr(os, "listdir", listdir_after_the_last_trial_left)
+    assert sweep_stale(base) == []
+
+
 def test_too_small_a_storage_or_an_unknown_disk_kind_is_refused(tmp_path):
     with pytest.raises(ValueError, match="storage_mb"):
         quiet_env(tmp_path, override_storage_mb=1)

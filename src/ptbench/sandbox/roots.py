@@ -145,9 +145,11 @@ class EnvDir:
 def sweep_stale(base: Path) -> list[Path]:
     """Remove environment dirs whose owner died without cleaning up; returns what was removed."""
     removed: list[Path] = []
-    if not base.is_dir():
+    try:
+        candidates = list(base.iterdir())
+    except (FileNotFoundError, NotADirectoryError):  # none yet, or the last environment just removed it as empty
         return removed
-    for candidate in base.iterdir():
+    for candidate in candidates:
         if candidate.is_symlink():
             continue
         if not (candidate / "lock").is_file() or (candidate / "lock").is_symlink():
