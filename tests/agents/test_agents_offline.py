@@ -18,7 +18,9 @@ from .trials import run_agent
 BOARDS, K, HELDOUT_SEED = 4, 2, 4321
 SCRIPT = FakeApiScript(steps=[
     Step(run="timer > /app/timer.txt"),
-    Step(run="ptbench models tiny --out /app/final_model"),
+    # Terminus reads the screen again after `seconds` whether the command ended or not: under a load of 10 the
+    # copy took longer than 1 s and the trial ended before the model was saved
+    Step(run="ptbench models tiny --out /app/final_model", seconds=30),
     Step(say="Submitted the base model as /app/final_model."),
 ])
 

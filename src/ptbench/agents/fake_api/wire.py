@@ -84,7 +84,7 @@ def terminus_text(step: Step) -> str:
         return json.dumps({"analysis": step.say, "plan": "", "commands": [], "task_complete": True})
     command = step.shell_command() or ""
     return json.dumps({"analysis": "scripted", "plan": command,
-                       "commands": [{"keystrokes": command + "\n", "duration": 1.0}], "task_complete": False})
+                       "commands": [{"keystrokes": command + "\n", "duration": step.seconds}], "task_complete": False})
 
 
 def chat_completion(text: str, model: str) -> dict[str, Any]:
