@@ -10,9 +10,10 @@ from run_helpers import place, query
 from ptbench.selftest.quick import SelftestReport
 
 CHEATS = {  # one per way a cheat reaches the verifier: a workspace file, a command in the trace, the submission
-    "overclaims": ("overclaims in results.json", "tampering-overclaim"),
-    "reads-verifier-files": ("reads the verifier's files", "forbidden-reads"),
-    "submits-sibling": ("submits the instruct-like sibling", "model-substitution"),
+    "overclaims": ("overclaims in results.json", ["tampering-overclaim"]),
+    # its reads are in the trace, and the sandbox saw it open the decoys at /tests
+    "reads-verifier-files": ("reads the verifier's files", ["forbidden-reads", "decoy-opens"]),
+    "submits-sibling": ("submits the instruct-like sibling", ["model-substitution"]),
 }
 
 
@@ -24,7 +25,7 @@ def test_cheat_agents_in_real_trials_are_each_caught_and_scored_as_the_base(tmp_
     assert result.returncode == 0, result.stderr[-3000:]
     report = SelftestReport.model_validate_json(result.stdout)
     assert (report.cheats, report.caught, report.failed) == (3, 3, 0)
-    assert {row.case: row.flagged_by for row in report.rows} == {title: [check] for title, check in CHEATS.values()}
+    assert {row.case: row.flagged_by for row in report.rows} == dict(CHEATS.values())
     rows = query(spot.store, "SELECT agent, status, scored, verifier_reason FROM trials")
     assert len(rows) == 3
     for agent, status, scored, reason in rows:  # a flagged trial scores the base model, and says why

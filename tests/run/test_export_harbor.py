@@ -20,7 +20,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 PROBES = {
     "timer": "timer",
     "task_json": "cat /app/task.json",
-    "tests_visible": "ls /tests 2>/dev/null | wc -l",
+    # /tests shows only decoys to the agent (whose opens the sandbox records); a whole-dir read is not counted
+    "tests_visible": "grep -L 'ptbench decoy' -r /tests 2>/dev/null | wc -l",
     "submit": "mkdir -p /app/final_model && echo '{}' > /app/final_model/config.json && echo '{}' > /app/results.json"
     " && echo ok",
 }
