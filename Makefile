@@ -11,7 +11,7 @@ test: setup
 	.venv/bin/ruff check src tests bench
 	.venv/bin/mypy
 	.venv/bin/lint-imports --no-cache
-	.venv/bin/python -m pytest -q -n auto --dist loadfile --durations=20 tests
+	.venv/bin/python -m pytest -q -n auto --dist loadfile --no-loadscope-reorder --durations=20 tests
 
 bench:
 	@scripts/setup-venv dev,bench

@@ -30,6 +30,18 @@ def run_cli(
     )
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The heaviest files first (`pytest.mark.heavy(seconds)`), the rest in their usual order: `make test` gives each
+    file to one worker per core (`--dist loadfile --no-loadscope-reorder`), so the long jobs start at once and the
+    short files fill in around them instead of one long file running alone at the end."""
+
+    def seconds(item: pytest.Item) -> float:
+        marker = item.get_closest_marker("heavy")
+        return marker.args[0] if marker else 0
+
+    items.sort(key=lambda item: -seconds(item))
+
+
 @pytest.fixture(scope="session")
 def short_recipe(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny frogs recipe cut to a few steps of each phase (the demo's and the container test's reference agent)."""

@@ -25,6 +25,8 @@ from ptbench.run.agents import AgentSettings
 
 from .trials import run_job
 
+pytestmark = pytest.mark.heavy(420)
+
 FROGS, HUMANEVAL = "frogs-single-tiny", "humaneval-tiny"
 AGENTS = {  # the honest run's NAME@MODEL and the forbidden run's (a model of its own: OpenCode's must be in its list)
     "codex": ("codex@gpt-5", "codex@scripted-forbidden"),

@@ -15,6 +15,8 @@ from ptbench.run.agents import AgentSettings
 
 from .trials import run_agent
 
+pytestmark = pytest.mark.heavy(80)
+
 BOARDS, K, HELDOUT_SEED = 4, 2, 4321
 SCRIPT = FakeApiScript(steps=[
     Step(run="timer > /app/timer.txt"),

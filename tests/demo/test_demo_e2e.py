@@ -29,7 +29,7 @@ BOARDS = 4
 K = 2
 HELDOUT_SEED = {"PTBENCH_HELDOUT_SEED": "20261122"}
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.heavy(110)]
 
 # The demo command as the CLI registers it, run as a user would.
 _DEMO_CLI = ("import typer; from ptbench.cli.demo import register; app = typer.Typer(); register(app); "

@@ -15,7 +15,7 @@ from rich.console import Console
 from ptbench.demo import DemoSummary, run_demo
 from ptbench.reference.config import TINY_FROGS_TINKER, EvalSettings, GrpoSettings, SftSettings, Stage, dump_recipe
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.heavy(90)]
 BOARDS, K = 3, 2
 
 

@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from ptbench.selftest.cheats_logs import LOG_CASES
 from ptbench.selftest.quick import SelftestReport
+
+pytestmark = pytest.mark.heavy(150)
 
 DATA = Path(__file__).resolve().parents[1] / "fixtures" / "benchmarks"
 EXPECTED = {

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from run_helpers import place, query
 
 from ptbench.selftest.quick import SelftestReport
+
+pytestmark = pytest.mark.heavy(190)
 
 CHEATS = {  # one per way a cheat reaches the verifier: a workspace file, a command in the trace, the submission
     "overclaims": ("overclaims in results.json", ["tampering-overclaim"]),

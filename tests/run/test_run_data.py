@@ -21,6 +21,8 @@ from ptbench.errors import UserError
 from ptbench.packaged_data import package_dir
 from ptbench.run.export import export_task
 
+pytestmark = pytest.mark.heavy(380)
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "benchmarks"
 
 
