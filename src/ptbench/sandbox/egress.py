@@ -10,7 +10,6 @@ Harbor restored the agent's logs there from the artifacts).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
@@ -50,11 +49,8 @@ def parse_hosts(value: str | list[str] | None) -> dict[str, str]:
 def hand_to_verifier(trial_dir: Path, paths: sandbox_files.PathMap) -> None:
     """The trial's record into the sandbox's /logs/agent, over whatever is there; when the trial has none, whatever
     is there is removed (a record the agent wrote itself would otherwise pass for the sandbox's)."""
-    record = trial_dir / FILE_NAME
     target = paths.locate(str(PurePosixPath(EnvironmentPaths.agent_dir) / FILE_NAME))
-    sandbox_files.remove(target)
-    if os.path.isfile(record) and not os.path.islink(record):
-        sandbox_files.upload_file(record, target)
+    sandbox_files.hand_over(trial_dir / FILE_NAME, target)
 
 
 class SandboxEgress:

@@ -149,6 +149,14 @@ def remove(location: HostLocation) -> None:
         remove_entry(directory, location.parts[-1])
 
 
+def hand_over(record: Path, target: HostLocation) -> None:
+    """A record the host keeps (never one the sandbox could forge) to a sandbox path: whatever is there goes first
+    (a file, link or dir an agent planted under that name), then the record's copy, when the host has one."""
+    remove(target)
+    if record.is_file() and not record.is_symlink():
+        upload_file(record, target)
+
+
 def open_file(location: HostLocation) -> int | None:
     """A read-only fd of a regular sandbox file, no symlink followed on the way; None if there is none."""
     if not location.parts:

@@ -37,7 +37,7 @@ from ptbench.sandbox import collection
 from ptbench.sandbox import files as sandbox_files
 from ptbench.sandbox import seccomp as sandbox_seccomp
 from ptbench.sandbox.allowlist import AllowlistNetwork, route_tool
-from ptbench.sandbox.decoys import RECORD_FILE, DecoyRecord, DecoyWatch, write_record
+from ptbench.sandbox.decoys import RECORD_FILE, DecoyWatch, write_record
 from ptbench.sandbox.disk import find_disk_tools, mount_disk, storage_bytes
 from ptbench.sandbox.egress import SandboxEgress, hand_to_verifier, uses_proxy
 from ptbench.sandbox.exec import (
@@ -337,7 +337,8 @@ class LocalEnvironment(BaseEnvironment):
             raise RuntimeError(f"the processes of {self.session_id}'s agent phase did not end")
         if self._decoys is not None:  # the verifier sees its own /tests, and the record beside the agent's logs
             self._holder_binds = [bind for bind in self._holder_binds if bind not in self._decoys.tests_binds]
-            await asyncio.to_thread(self._hand_record, self._close_decoys())
+            self._close_decoys()
+            await asyncio.to_thread(self._hand_record)
         await self._start_holder(sandbox_seccomp.program())
 
     async def stop(self, delete: bool) -> None:
@@ -509,25 +510,23 @@ class LocalEnvironment(BaseEnvironment):
         if report.left_out:
             self.logger.warning(f"downloading {source_dir} left out {report.left_out} entries: {report.noted[:3]}")
 
-    def _close_decoys(self) -> DecoyRecord | None:
+    def _close_decoys(self) -> None:
         """End the decoys' watch; its final record goes beside Harbor's trial files."""
         decoys, self._decoys = self._decoys, None
         if decoys is None:
-            return None
+            return
         if decoys.fd >= 0:
             asyncio.get_running_loop().remove_reader(decoys.fd)
-        record = decoys.close()
-        write_record(Path(self.trial_paths.trial_dir), record)
-        return record
+        write_record(Path(self.trial_paths.trial_dir), decoys.close())
 
-    def _hand_record(self, record: DecoyRecord | None) -> None:
-        """The record into the sandbox's agent log dir, for a verifier that runs here (no agent process is left)."""
-        if record is None or self._env_dir is None or self._paths is None:
+    def _hand_record(self) -> None:
+        """The trial's decoy record into the sandbox's agent log dir, for a verifier that runs here (no agent process
+        is left)."""
+        if self._paths is None:
             return
-        write_record(self._env_dir.path, record)
         try:
-            sandbox_files.upload_file(self._env_dir.path / RECORD_FILE,
-                                      self._paths.locate(f"{EnvironmentPaths.agent_dir}/{RECORD_FILE}"))
+            sandbox_files.hand_over(Path(self.trial_paths.trial_dir) / RECORD_FILE,
+                                    self._paths.locate(f"{EnvironmentPaths.agent_dir}/{RECORD_FILE}"))
         except OSError as exc:
             self.logger.warning(f"could not hand the decoy record to the verifier: {exc}")
 
