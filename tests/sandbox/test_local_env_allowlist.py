@@ -150,9 +150,11 @@ def test_a_record_the_agent_wrote_itself_never_reaches_the_verifier(tmp_path):
         await ok(env, "mkdir -p /logs/agent && echo '{}' > /logs/agent/egress.jsonl")
         (tmp_path / "tests").mkdir()
         await env.upload_dir(tmp_path / "tests", "/tests")
-        return (await env.exec("test -e /logs/agent/egress.jsonl")).return_code
+        return await ok(env, "cat /logs/agent/egress.jsonl")
 
-    assert in_env(make_env(tmp_path, network=NetworkMode.NO_NETWORK), scenario) == 1
+    # every trial has a record (this one's is empty: no attempt), and it replaces whatever the agent wrote
+    assert in_env(make_env(tmp_path, network=NetworkMode.NO_NETWORK), scenario) == ""
+    assert (tmp_path / "trial" / "egress.jsonl").read_text() == ""
 
 
 @pytest.mark.parametrize("honest", [True, False])

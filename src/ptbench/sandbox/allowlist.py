@@ -1,18 +1,19 @@
-"""The network of a sandbox under an allowlist (`network_mode = "allowlist"`): its own namespace with only loopback,
-and every connection out of it handed to the host-side egress proxy (egress/proxy.py), which decides on what the
-connection asks for and dials the destination itself.
+"""The network of every sandbox (each mode is a policy of the egress proxy: `allowlist` its hosts, `public` every
+host, `no-network` none): its own namespace with only loopback, and every connection out of it handed to the
+host-side egress proxy (egress/proxy.py), which decides on what the connection asks for and dials the destination
+itself, recording each attempt.
 
-Why this shape: nothing inside the sandbox can be trusted to enforce anything, and slirp4netns (the `public` path)
-relays any address it is sent. Here the sandbox has no route out at all, only a default route onto its own loopback,
-and an nftables table (loaded from the host; nothing inside has CAP_NET_ADMIN) that redirects every TCP connection to
-an address outside 127.0.0.0/8 to the proxy's port and every UDP datagram to port 53 to the DNS server's port, and
-rejects every other packet leaving loopback (UDP fails its send with EPERM, at once). The proxy and the DNS server
-listen INSIDE the namespace on sockets the host process makes there (a thread joins the namespace, makes the socket,
-and ends): the sandbox reaches nothing of the host but them, the original destination comes from the kernel
-(SO_ORIGINAL_DST), and nothing inside can stop or replace them. The sandbox's processes never see the host's
-resolver: DNS answers allowed names only, each with an address of its own from FAKE_NETWORK, which the proxy maps
-back to the name (a connection that names no host, such as SSH, to an allowed name is decided on that name and
-dialled by it). IPv6 has no route (ENETUNREACH at once).
+Why this shape: nothing inside the sandbox can be trusted to enforce anything, and a relay such as slirp4netns
+relays any address it is sent and records nothing. Here the sandbox has no route out at all, only a default route
+onto its own loopback, and an nftables table (loaded from the host; nothing inside has CAP_NET_ADMIN) that redirects
+every TCP connection to an address outside 127.0.0.0/8 to the proxy's port and every UDP datagram to port 53 (any
+address) to the DNS server's port, and rejects every other packet leaving loopback (UDP fails its send with EPERM,
+at once). The proxy and the DNS server listen INSIDE the namespace on sockets the host process makes there (a thread
+joins the namespace, makes the socket, and ends): the sandbox reaches nothing of the host but them, the original
+destination comes from the kernel (SO_ORIGINAL_DST), and nothing inside can stop or replace them. The sandbox's
+processes never see the host's resolver: DNS answers allowed names only, each with an address of its own from
+FAKE_NETWORK, which the proxy maps back to the name (a connection that names no host, such as SSH, to an allowed
+name is decided on that name and dialled by it). IPv6 has no route (ENETUNREACH at once).
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from ptbench.egress.dns import answer_query
 from ptbench.egress.proxy import BUFFER, EgressProxy
 from ptbench.sandbox import firewall
 from ptbench.sandbox.host import HostTools
-from ptbench.sandbox.network import filter_tool
 
 FAKE_NETWORK = ipaddress.IPv4Network("198.19.0.0/16")
 """Where DNS answers come from (RFC 2544's benchmarking range: no real host's)."""
@@ -56,13 +56,14 @@ class FakeAddresses:
 
 
 def ruleset(proxy_port: int, dns_port: int) -> str:
-    """The namespace's table: TCP out to the proxy, DNS to the server, everything else leaving loopback rejected."""
+    """The namespace's table: DNS (to any address: the host's resolv.conf may name a loopback resolver) to the
+    server, TCP out to the proxy, everything else leaving loopback rejected."""
     return f"""table inet {TABLE} {{
   chain to_proxy {{
     type nat hook output priority -100; policy accept;
+    meta nfproto ipv4 udp dport 53 redirect to :{dns_port}
     ip daddr 127.0.0.0/8 return
     meta nfproto ipv4 meta l4proto tcp redirect to :{proxy_port}
-    meta nfproto ipv4 udp dport 53 redirect to :{dns_port}
   }}
   chain output {{
     type filter hook output priority filter; policy accept;
@@ -155,7 +156,7 @@ class AllowlistNetwork:
         dns, _ = await loop.create_datagram_endpoint(lambda: _DnsProtocol(proxy, addresses), sock=datagrams)
         network = cls(server, dns)
         try:
-            await firewall.load_script(tools.nsenter, filter_tool(), pid,
+            await firewall.load_script(tools.nsenter, firewall.filter_tool(), pid,
                                        ruleset(listener.getsockname()[1], datagrams.getsockname()[1]))
         except BaseException:
             await network.stop()
