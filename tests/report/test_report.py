@@ -15,8 +15,8 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from scoring.job_dirs import Trial, write_job
 from ptbench.egress.record import EgressEvent, EgressWriter
+from scoring.job_dirs import Trial, write_job
 from traces.trial_dirs import START, bash, trajectory_json, write
 
 from .browser import CHROMIUM, Links, visit

@@ -8,8 +8,9 @@ from typing import Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field
 
 SCHEMA_VERSION = 3
-"""3: each trial's egress summary (`egress`, egress/summary.py). 2: trial outcomes say which side failed (TRIAL_STATUSES), the score is the verifier's own (`score`, `scored`),
-and the verifier's status and reason, the agent's exit code and more file paths are stored. 1: ok/failed/unknown."""
+"""3: each trial's egress summary (`egress`, egress/summary.py). 2: trial outcomes say which side failed
+(TRIAL_STATUSES), the score is the verifier's own (`score`, `scored`), and the verifier's status and reason, the
+agent's exit code and more file paths are stored. 1: ok/failed/unknown."""
 
 TrialStatus = Literal[
     "ok", "agent-error", "agent-timeout", "verifier-error", "sandbox-died", "environment-error", "cancelled", "unknown"
