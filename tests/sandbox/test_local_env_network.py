@@ -15,6 +15,7 @@ import pytest
 from harbor.models.task.config import NetworkMode
 from test_local_env_sandbox import in_env, make_env, ok
 
+from ptbench.egress import record as egress_record
 from ptbench.egress.record import read_record
 from ptbench.sandbox.firewall import host_networks
 
@@ -177,3 +178,44 @@ def test_every_address_the_host_delivers_to_itself_is_found(tmp_path):
     assert without_ipv6 == found - {ipaddress.ip_network("::1/128")}
     with pytest.raises(RuntimeError, match="cannot read the host's addresses"):  # never a filter that passes them
         host_networks(tmp_path / "none", tmp_path / "if_inet6")
+
+
+# Thousands of connection attempts, each naming a host of its own; prints how many were refused.
+FLOOD = r"""python3 - <<'EOF'
+import socket
+refused = 0
+for i in range(2000):
+    with socket.socket() as client:
+        client.settimeout(20)
+        try:
+            client.connect(("198.51.100.7", 80))
+            client.sendall(b"GET / HTTP/1.1\r\nHost: flood%d.test\r\n\r\n" % i)
+            refused += client.recv(1) == b""
+        except OSError:
+            refused += 1
+print(refused)
+EOF"""
+
+
+def test_a_flooded_record_stays_capped_and_intact_whatever_the_agent_writes(tmp_path, monkeypatch):
+    cap = 64 << 10
+    monkeypatch.setattr(egress_record, "MAX_RECORD_BYTES", cap)  # the writer's cap, read as the sandbox starts
+
+    async def scenario(env):
+        await ok(env, "mkdir -p /logs/agent && yes '{}' | head -c 100000 > /logs/agent/egress.jsonl")
+        flooded = await ok(env, FLOOD)
+        (tmp_path / "tests").mkdir()
+        await env.upload_dir(tmp_path / "tests", "/tests")  # the verifier's phase: the record goes to /logs/agent
+        return flooded, await ok(env, "cat /logs/agent/egress.jsonl")
+
+    flooded, handed = in_env(make_env(tmp_path, network=NetworkMode.NO_NETWORK), scenario)
+    path = tmp_path / "trial" / "egress.jsonl"
+    assert flooded.strip() == "2000"
+    assert cap - 1024 < path.stat().st_size <= cap + 512  # full, plus the one truncation line
+    lines = path.read_text().splitlines()
+    assert json.loads(lines[-1])["kind"] == "truncated"
+    record = read_record(path)
+    assert record.partial == [f"the record stopped at its cap (line {len(lines)})"]
+    assert len(record.events) == len(lines) - 1 > 100
+    assert all(event.asked == f"flood{index}.test" and not event.allowed for index, event in enumerate(record.events))
+    assert handed == path.read_text()  # the trial's record, never the agent's

@@ -47,9 +47,10 @@ class EgressEvent(BaseModel):
 class EgressWriter:
     """Appends events to the record, thread-safe, until MAX_RECORD_BYTES (then one truncated line, then nothing)."""
 
-    def __init__(self, path: Path, limit: int = MAX_RECORD_BYTES) -> None:
+    def __init__(self, path: Path, limit: int | None = None) -> None:
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o640)
-        self._limit, self._size, self._full = limit, os.fstat(self._fd).st_size, False
+        self._limit = MAX_RECORD_BYTES if limit is None else limit
+        self._size, self._full = os.fstat(self._fd).st_size, False
         self._lock = threading.Lock()
 
     def write(self, event: EgressEvent) -> None:
