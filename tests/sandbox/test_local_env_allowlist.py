@@ -116,10 +116,12 @@ def test_only_allowed_hosts_answer_and_every_attempt_is_recorded(tmp_path, loopb
                      ("agent", "tcp", "allowed.test", True), ("agent", "dns", "forbidden.test", False),
                      ("agent", "http", "forbidden.test", False), ("agent", "tls", "forbidden.test", False),
                      ("agent", "tcp", None, False), ("agent", "http", "own.test", False),
-                     ("agent", "dns", "allowed.test", False)]:
+                     ("agent", "dns", "allowed.test", False), ("agent", "udp", None, False)]:
         assert expected in seen, (expected, seen)
-    raw = next(event for event in record.events if event.asked is None)
+    raw = next(event for event in record.events if event.asked is None and event.protocol == "tcp")
     assert (raw.address, raw.port) == (peer.address, remote.port)
+    udp = next(event for event in record.events if event.protocol == "udp")
+    assert (udp.address, udp.port) == (peer.address, remote.port)
     assert "forged" not in handed
     assert {json.loads(line)["phase"] for line in handed.splitlines()} == {"agent"}
 

@@ -130,6 +130,8 @@ for i in $(seq 100); do [ -e /tmp/listening ] && exit 0; sleep 0.05; done; exit 
     assert seen[(peer.address, other.port)] == (True, 3)
     for address, port in ((host_ip, wildcard.port), (host_ip, own.port), (peer.host_end, wildcard.port)):
         assert seen[(address, port)] == (False, 0)
+    udp_events = [event for event in record.events if event.protocol == "udp"]  # refused UDP is recorded too
+    assert [(event.address, event.port, event.allowed) for event in udp_events] == [(host_ip, udp.port, False)]
     assert not record.partial
 
 

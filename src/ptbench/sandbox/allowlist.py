@@ -24,11 +24,12 @@ import os
 import shutil
 import socket
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ptbench.egress.dns import answer_query
 from ptbench.egress.proxy import BUFFER, EgressProxy
-from ptbench.sandbox import firewall
+from ptbench.sandbox import firewall, udplog
 from ptbench.sandbox.host import HostTools
 
 FAKE_NETWORK = ipaddress.IPv4Network("198.19.0.0/16")
@@ -57,7 +58,7 @@ class FakeAddresses:
 
 def ruleset(proxy_port: int, dns_port: int) -> str:
     """The namespace's table: DNS (to any address: the host's resolv.conf may name a loopback resolver) to the
-    server, TCP out to the proxy, everything else leaving loopback rejected."""
+    server, TCP out to the proxy, everything else leaving loopback rejected (UDP logged for the record first)."""
     return f"""table inet {TABLE} {{
   chain to_proxy {{
     type nat hook output priority -100; policy accept;
@@ -70,6 +71,7 @@ def ruleset(proxy_port: int, dns_port: int) -> str:
     ip daddr 127.0.0.0/8 accept
     ip6 daddr ::1 accept
     meta l4proto tcp reject with tcp reset
+    meta l4proto udp log group {udplog.GROUP}
     reject
   }}
 }}
@@ -104,9 +106,9 @@ class _DnsProtocol(asyncio.DatagramProtocol):
             self._transport.sendto(reply, addr)
 
 
-def sockets_in(pid: int) -> tuple[socket.socket, socket.socket]:
-    """A TCP listener and a UDP socket on 127.0.0.1 (ports the kernel picks) in the network namespace of host pid
-    `pid`, made by a thread that joins it (the sockets stay there; the thread ends)."""
+def sockets_in(pid: int) -> tuple[socket.socket, socket.socket, socket.socket]:
+    """A TCP listener and a UDP socket on 127.0.0.1 (ports the kernel picks) and the nflog socket (udplog.py) in the
+    network namespace of host pid `pid`, made by a thread that joins it (the sockets stay there; the thread ends)."""
     made: list[socket.socket] = []
     failed: list[BaseException] = []
 
@@ -120,6 +122,7 @@ def sockets_in(pid: int) -> tuple[socket.socket, socket.socket]:
             made.append(socket.create_server(("127.0.0.1", 0), backlog=1024))
             made.append(socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
             made[-1].bind(("127.0.0.1", 0))
+            made.append(udplog.log_socket())
         except BaseException as exc:
             failed.append(exc)
 
@@ -130,14 +133,15 @@ def sockets_in(pid: int) -> tuple[socket.socket, socket.socket]:
         for sock in made:
             sock.close()
         raise RuntimeError(f"could not listen in the sandbox's network namespace: {failed[0]}")
-    return made[0], made[1]
+    return made[0], made[1], made[2]
 
 
 class AllowlistNetwork:
     """The proxy's listener and the DNS server in one sandbox's namespace (one per holder)."""
 
-    def __init__(self, server: asyncio.Server, dns: asyncio.DatagramTransport) -> None:
-        self._server, self._dns = server, dns
+    def __init__(self, server: asyncio.Server, dns: asyncio.DatagramTransport, log: socket.socket,
+                 read_log: Callable[[], None]) -> None:
+        self._server, self._dns, self._log, self._read_log = server, dns, log, read_log
 
     @classmethod
     async def start(cls, tools: HostTools, pid: int, proxy: EgressProxy,
@@ -145,16 +149,19 @@ class AllowlistNetwork:
         """Route, listen and load the table in the namespace of host pid `pid`; return once all are in place."""
         await _run(tools.nsenter, "-t", str(pid), "-n", "--", route_tool(), "route", "add", "default", "dev", "lo",
                    "src", "127.0.0.1")
-        listener, datagrams = await asyncio.to_thread(sockets_in, pid)
+        listener, datagrams, log = await asyncio.to_thread(sockets_in, pid)
         loop = asyncio.get_running_loop()
         try:
+            udplog.bind_group(log)
             server = await asyncio.start_server(proxy.handle, sock=listener, limit=BUFFER)
         except BaseException:
-            listener.close()
-            datagrams.close()
+            for sock in (listener, datagrams, log):
+                sock.close()
             raise
         dns, _ = await loop.create_datagram_endpoint(lambda: _DnsProtocol(proxy, addresses), sock=datagrams)
-        network = cls(server, dns)
+        read_log = udplog.reader(log, lambda: proxy.phase, lambda event: proxy.writer.write(event))
+        loop.add_reader(log.fileno(), read_log)
+        network = cls(server, dns, log, read_log)
         try:
             await firewall.load_script(tools.nsenter, firewall.filter_tool(), pid,
                                        ruleset(listener.getsockname()[1], datagrams.getsockname()[1]))
@@ -168,6 +175,10 @@ class AllowlistNetwork:
         idempotent."""
         self._dns.close()
         self._server.close()
+        if self._log.fileno() >= 0:
+            asyncio.get_running_loop().remove_reader(self._log.fileno())
+            self._read_log()  # what the loop has not read yet
+            self._log.close()
 
 
 async def _run(*argv: str) -> None:
