@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ptbench.egress.dns import answer_query
-from ptbench.egress.proxy import BUFFER, EgressProxy
+from ptbench.egress.proxy import EgressProxy, ProxyServer
 from ptbench.sandbox import firewall, udplog
 from ptbench.sandbox.host import HostTools
 
@@ -139,7 +139,7 @@ def sockets_in(pid: int) -> tuple[socket.socket, socket.socket, socket.socket]:
 class AllowlistNetwork:
     """The proxy's listener and the DNS server in one sandbox's namespace (one per holder)."""
 
-    def __init__(self, server: asyncio.Server, dns: asyncio.DatagramTransport, log: socket.socket,
+    def __init__(self, server: ProxyServer, dns: asyncio.DatagramTransport, log: socket.socket,
                  read_log: Callable[[], None]) -> None:
         self._server, self._dns, self._log, self._read_log = server, dns, log, read_log
 
@@ -153,7 +153,7 @@ class AllowlistNetwork:
         loop = asyncio.get_running_loop()
         try:
             udplog.bind_group(log)
-            server = await asyncio.start_server(proxy.handle, sock=listener, limit=BUFFER)
+            server = proxy.serve_socket(listener)
         except BaseException:
             for sock in (listener, datagrams, log):
                 sock.close()
