@@ -62,6 +62,8 @@ class EgressProxy:
     closed: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
     """Addresses never dialled whatever the policy says (the host's own: `sandbox.firewall.host_networks`), checked on
     the address the proxy itself resolved."""
+    agent_hosts: AllowPolicy | None = None
+    """The hosts the run added for the agent CLI's own model API: their events are tagged `agent-api`."""
     named: Callable[[str], str | None] = lambda _address: None
     """The name an address stands for (the sandbox's DNS gave it out for that name): a connection to it that names
     no host itself is decided on, and dialled by, that name."""
@@ -142,6 +144,12 @@ class EgressProxy:
             finally:
                 upstream.close()
         event.seconds = round(time.time() - start, 4)
+        self.record(event)
+
+    def record(self, event: EgressEvent) -> None:
+        """Write an event to the record, tagged when it is the agent CLI's own API."""
+        if self.agent_hosts is not None and self.agent_hosts.allows_name(event.asked or event.address):
+            event.purpose = "agent-api"
         self.writer.write(event)
 
 

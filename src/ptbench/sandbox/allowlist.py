@@ -101,7 +101,7 @@ class _DnsProtocol(asyncio.DatagramProtocol):
     def datagram_received(self, data: bytes, addr: tuple[str, int]) -> None:
         reply, event = answer_query(data, self._proxy.policy, self._addresses.resolve, self._proxy.phase)
         if event is not None:
-            self._proxy.writer.write(event)
+            self._proxy.record(event)
         if reply is not None and self._transport is not None:
             self._transport.sendto(reply, addr)
 
@@ -159,7 +159,7 @@ class AllowlistNetwork:
                 sock.close()
             raise
         dns, _ = await loop.create_datagram_endpoint(lambda: _DnsProtocol(proxy, addresses), sock=datagrams)
-        read_log = udplog.reader(log, lambda: proxy.phase, lambda event: proxy.writer.write(event))
+        read_log = udplog.reader(log, lambda: proxy.phase, proxy.record)
         loop.add_reader(log.fileno(), read_log)
         network = cls(server, dns, log, read_log)
         try:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path, PurePosixPath
 
 from harbor.models.task.config import NetworkPolicy
+from harbor.models.trial.config import TrialConfig
 from harbor.models.trial.paths import EnvironmentPaths
 
 from ptbench.egress.policy import AllowPolicy
@@ -23,6 +24,7 @@ from ptbench.sandbox import files as sandbox_files
 from ptbench.sandbox.allowlist import AllowlistNetwork, FakeAddresses
 from ptbench.sandbox.firewall import closed_networks
 from ptbench.sandbox.host import HostTools
+from ptbench.trialdir.reader import CONFIG, TrialDir, UnusableFile
 
 
 def parse_hosts(value: str | list[str] | None) -> dict[str, str]:
@@ -36,6 +38,17 @@ def parse_hosts(value: str | list[str] | None) -> dict[str, str]:
         if item:
             hosts[name.strip().lower()] = address.strip()
     return hosts
+
+
+def agent_api_hosts(trial_dir: Path) -> AllowPolicy | None:
+    """The hosts the run added for the agent CLI's own model API (Harbor's `--allow-agent-hosts`: the trial's
+    `agent.extra_allowed_hosts` in config.json, which Harbor writes before the environment starts); None when there
+    are none or the config cannot be read (then no event is exempt)."""
+    try:
+        hosts = TrialDir(trial_dir).load(CONFIG, TrialConfig).agent.extra_allowed_hosts
+    except UnusableFile:
+        return None
+    return AllowPolicy.from_hosts(hosts) if hosts else None
 
 
 def hand_to_verifier(trial_dir: Path, paths: sandbox_files.PathMap) -> None:
@@ -62,6 +75,7 @@ class SandboxEgress:
     def open(self, trial_dir: Path, phase: str) -> None:
         """Start the record (appended to: a separate verifier's environment adds its phase to the agent's)."""
         self._proxy = EgressProxy(self._policy, EgressWriter(trial_dir / FILE_NAME), phase, resolve=self._resolve,
+                                  agent_hosts=agent_api_hosts(trial_dir),
                                   closed=tuple(closed_networks()), named=self._addresses.name)
 
     async def attach(self, tools: HostTools, pid: int) -> AllowlistNetwork:
