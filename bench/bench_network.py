@@ -1,6 +1,7 @@
 """Benchmark of the egress proxy, printed as a table (not a test): the latency it adds per connection and its
 throughput on a 100 MB download, on loopback (a server of this script under a test host name), for a direct
-connection (no proxy), the proxy allowing all (`public` with its record) and the proxy on an allowlist. Targets:
+connection (no proxy), the proxy allowing all (`public` with its record) and the proxy on an allowlist (each proxy
+in a process of its own, as in a trial). Targets:
 <= 5 ms added per connection, >= 80% of the direct throughput.
 
     .venv/bin/python bench/bench_network.py [--connections 200] [--megabytes 100]
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import multiprocessing
 import socket
 import socketserver
 import statistics
@@ -46,9 +48,9 @@ class _Handler(socketserver.BaseRequestHandler):
 
 
 def _start_proxy(policy: AllowPolicy, server_port: int, record: Path) -> int:
-    """A proxy in its own thread and event loop, sending every connection to the server; its port."""
-    ready: list[int] = []
-    started = threading.Event()
+    """A proxy in a process of its own (as in a trial: ptbench's process, not the client's), sending every
+    connection to the server; its port."""
+    ours, theirs = multiprocessing.Pipe()
 
     async def resolve(host: str, port: int) -> tuple[str, int]:
         return "127.0.0.1", server_port
@@ -57,13 +59,11 @@ def _start_proxy(policy: AllowPolicy, server_port: int, record: Path) -> int:
         proxy = EgressProxy(policy, EgressWriter(record), "agent", destination=lambda _sock: ("127.0.0.1", 80),
                             resolve=resolve)
         listener = await proxy.serve("127.0.0.1", 0)
-        ready.append(listener.sockets[0].getsockname()[1])
-        started.set()
+        theirs.send(listener.sockets[0].getsockname()[1])
         await asyncio.Event().wait()
 
-    threading.Thread(target=asyncio.run, args=(main(),), daemon=True).start()
-    started.wait()
-    return ready[0]
+    multiprocessing.get_context("fork").Process(target=asyncio.run, args=(main(),), daemon=True).start()
+    return int(ours.recv())
 
 
 def _fetch(port: int, path: str) -> int:

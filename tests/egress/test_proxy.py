@@ -12,6 +12,7 @@ from tests.egress.test_policy_peek import client_hello
 from ptbench.egress.policy import AllowPolicy
 from ptbench.egress.proxy import EgressProxy
 from ptbench.egress.record import EgressWriter, read_record
+from ptbench.sandbox.firewall import Network, closed_networks
 
 TEST_HOSTS = {"allowed.test", "forbidden.test"}
 
@@ -36,8 +37,9 @@ async def _exchange(port: int, data: bytes) -> bytes | str:
 
 
 def run_through_proxy(tmp_path: Path, hosts: list[str], attempts: list[tuple[str, bytes]],
-                      closed: tuple[IPv4Network, ...] = ()) -> list[bytes | str]:
-    """Each attempt (its original destination address, its bytes) through a proxy with `hosts` allowed."""
+                      closed: tuple[Network, ...] = (), dialled: str = "127.0.0.1") -> list[bytes | str]:
+    """Each attempt (its original destination address, its bytes) through a proxy with `hosts` allowed, whose
+    resolver gives `dialled` (where the test's server answers) for every name."""
 
     async def main() -> list[bytes | str]:
         server = await asyncio.start_server(_answer, "127.0.0.1", 0)
@@ -46,7 +48,7 @@ def run_through_proxy(tmp_path: Path, hosts: list[str], attempts: list[tuple[str
 
         async def resolve(host: str, port: int) -> tuple[str, int]:
             assert host in TEST_HOSTS or host.startswith("127."), host  # never a real outside address
-            return "127.0.0.1", server_port
+            return dialled, server_port
 
         writer = EgressWriter(tmp_path / "egress.jsonl")
         proxy = EgressProxy(AllowPolicy.from_hosts(hosts), writer, "agent",
@@ -103,3 +105,11 @@ def test_the_hosts_own_addresses_stay_closed_even_to_an_allowed_name(tmp_path: P
     assert answers == ["reset"] or answers == [b""]
     (event,) = read_record(tmp_path / "egress.jsonl").events
     assert "host's own addresses" in event.reason and not event.allowed and event.bytes_in == 0
+
+
+def test_a_name_resolving_to_this_network_never_reaches_the_hosts_loopback(tmp_path: Path) -> None:
+    attempt = [("127.0.0.2", client_hello("allowed.test"))]  # resolved to 0.0.0.0, which Linux dials as 127.0.0.1
+    (tmp_path / "open").mkdir()
+    assert run_through_proxy(tmp_path / "open", ["allowed.test"], attempt, dialled="0.0.0.0") == [b"answer"]
+    assert run_through_proxy(tmp_path, ["allowed.test"], attempt, tuple(closed_networks()), "0.0.0.0") in (
+        ["reset"], [b""])

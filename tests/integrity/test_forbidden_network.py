@@ -87,3 +87,16 @@ def test_the_specs_forbidden_hosts_are_flagged_and_google_storage_is_not_a_model
     assert check_network(SPEC, path).status == "passed"
     forbidding = SPEC.model_copy(update={"forbidden_hosts": ("storage.googleapis.com",)})
     assert check_network(forbidding, path).status == "flagged"
+
+
+def test_the_agent_clis_own_api_is_exempt_only_where_the_proxy_tagged_it(tmp_path: Path) -> None:
+    path = tmp_path / "egress.jsonl"
+    writer = EgressWriter(path)
+    writer.write(EgressEvent(time=1.0, phase="agent", protocol="tls", asked="api.anthropic.com", address="127.0.0.1",
+                             port=443, allowed=True, purpose="agent-api"))
+    writer.close()
+    result = check_network(SPEC, path)
+    assert result.status == "passed" and "1 to the agent CLI's own model API, exempt" in result.reason
+    assert result.evidence.numbers["agent_api_connections"] == 1 and "[agent-api]" in result.evidence.items[0]
+    (tmp_path / "untagged").mkdir()  # the same host, not tagged by the proxy: flagged
+    assert check_network(SPEC, record(tmp_path / "untagged", ("api.anthropic.com", None, True))).status == "flagged"

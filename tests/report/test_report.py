@@ -15,6 +15,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
+from ptbench.egress.record import EgressEvent, EgressWriter
 from scoring.job_dirs import Trial, write_job
 from traces.trial_dirs import START, bash, trajectory_json, write
 
@@ -26,6 +27,7 @@ pytestmark = [pytest.mark.slow,
 SCREENSHOT = Path(__file__).resolve().parents[2] / ".ptbench" / "report-screenshot.png"
 HOSTILE_FLAG = '<img src="x" onerror="alert(1)"> contamination'
 HOSTILE_AGENT = "eve<b>$x^2$"
+HOSTILE_HOST = "<i>api.openai.com</i>"
 SFT = "from trl import SFTTrainer\nSFTTrainer(model=m, train_dataset=d).train()\n"
 STEPS = [bash(10, "timer", "0:59"), write(20, "/app/train.py", SFT), bash(30, "python train.py"),
          bash(1200, "ptbench evaluate --task /app/task.json --submission /app/out", "accuracy 0.5")]
@@ -56,7 +58,14 @@ def report(tmp_path_factory: pytest.TempPathFactory, cli) -> tuple[Path, Path]: 
         Trial("alpha", "frogs-single", "qwen3-8b", 1, reward=0.5, k=2, boards=BOARDS),
     ]
     job_dir = write_job(root / "jobs", "j1", trials)
+    writer = EgressWriter(job_dir / "j1-t2" / "egress.jsonl")
+    writer.write(EgressEvent(time=1.0, phase="agent", protocol="tls", asked="hub.test", address="198.19.0.1",
+                             port=443, allowed=True, bytes_out=100, bytes_in=5000))
+    writer.write(EgressEvent(time=2.0, phase="agent", protocol="http", asked=HOSTILE_HOST, address="198.19.0.2",
+                             port=80, path="/v1/chat"))
+    writer.close()
     ingest(job_dir, store)
+    (job_dir / "j1-t2" / "egress.jsonl").unlink()  # the page shows the store's summary
     swapped = job_dir / "j1-t1" / "agent" / "trajectory.json"  # changed after ingest: now a link to a secret
     swapped.unlink()
     (root / "secret.txt").write_text("host secret")
@@ -153,6 +162,17 @@ def test_hostile_text_stays_text_and_symlinks_are_not_followed(report: tuple[Pat
     [verdict] = [f["path"] for f in flagged["files"] if f["role"] == "verdict"]
     assert f'<a href="{verdict}">details.json</a>' in dom  # the integrity section links the flag's evidence
     assert HOSTILE_FLAG in json.loads((out / verdict).read_text())["stages"][1]["reasons"]
+
+
+def test_a_trials_page_shows_its_egress_record_refused_first(report: tuple[Path, Path]) -> None:
+    _, out = report
+    manifest = json.loads((out / "manifest.json").read_text())
+    pages = {t["trial"]: (out / t["page"]).read_text() for t in manifest["trials"]}
+    page = pages["j1-t2"]
+    assert 'id="egress"' in page and "2 attempt(s), 1 refused, 100 B out, 5000 B in" in page
+    refused = page.index("&lt;i&gt;api.openai.com&lt;/i&gt;:80/v1/chat")
+    assert refused < page.index("hub.test:443") and "<i>api" not in page
+    assert "no egress record" in pages["j1-t3"]
 
 
 def test_out_is_refused_unless_empty_or_a_report_with_force(report: tuple[Path, Path], cli, tmp_path: Path) -> None:  # noqa: ANN001

@@ -40,7 +40,7 @@ venv_file = os.path.join(sys.prefix, "pyvenv.cfg")
 hostile = (
     "    import socket\n"
     "    escaped = []\n"
-    "    for attempt in (lambda: socket.socket(socket.AF_INET).connect(('10.0.2.2', 80)),\n"
+    "    for attempt in (lambda: socket.socket(socket.AF_INET).connect(('127.0.0.1', 9)),\n"
     "                    lambda: open('/etc/passwd').read(), lambda: open(" + repr(venv_file) + ").read(),\n"
     "                    lambda: open('/tmp/escaped', 'w').write('x'), lambda: os.kill(1, 0)):\n"
     "        try:\n"

@@ -116,10 +116,12 @@ def test_only_allowed_hosts_answer_and_every_attempt_is_recorded(tmp_path, loopb
                      ("agent", "tcp", "allowed.test", True), ("agent", "dns", "forbidden.test", False),
                      ("agent", "http", "forbidden.test", False), ("agent", "tls", "forbidden.test", False),
                      ("agent", "tcp", None, False), ("agent", "http", "own.test", False),
-                     ("agent", "dns", "allowed.test", False)]:
+                     ("agent", "dns", "allowed.test", False), ("agent", "udp", None, False)]:
         assert expected in seen, (expected, seen)
-    raw = next(event for event in record.events if event.asked is None)
+    raw = next(event for event in record.events if event.asked is None and event.protocol == "tcp")
     assert (raw.address, raw.port) == (peer.address, remote.port)
+    udp = next(event for event in record.events if event.protocol == "udp")
+    assert (udp.address, udp.port) == (peer.address, remote.port)
     assert "forged" not in handed
     assert {json.loads(line)["phase"] for line in handed.splitlines()} == {"agent"}
 
@@ -150,9 +152,11 @@ def test_a_record_the_agent_wrote_itself_never_reaches_the_verifier(tmp_path):
         await ok(env, "mkdir -p /logs/agent && echo '{}' > /logs/agent/egress.jsonl")
         (tmp_path / "tests").mkdir()
         await env.upload_dir(tmp_path / "tests", "/tests")
-        return (await env.exec("test -e /logs/agent/egress.jsonl")).return_code
+        return await ok(env, "cat /logs/agent/egress.jsonl")
 
-    assert in_env(make_env(tmp_path, network=NetworkMode.NO_NETWORK), scenario) == 1
+    # every trial has a record (this one's is empty: no attempt), and it replaces whatever the agent wrote
+    assert in_env(make_env(tmp_path, network=NetworkMode.NO_NETWORK), scenario) == ""
+    assert (tmp_path / "trial" / "egress.jsonl").read_text() == ""
 
 
 @pytest.mark.parametrize("honest", [True, False])
@@ -202,3 +206,33 @@ def test_a_public_baseline_beside_an_agent_allowlist_reaches_everything_until_th
     assert (before, during, reached) == ({"raw_address": "go\n"}, {"raw_address": "ConnectionResetError"}, 1)
     events = read_record(tmp_path / "trial" / "egress.jsonl").events
     assert [(event.address, event.allowed) for event in events] == [(peer.address, True), (peer.address, False)]
+
+
+@pytest.mark.parametrize("declared", [True, False])
+def test_the_agent_clis_own_api_host_is_exempt_only_when_the_run_declared_it(tmp_path, loopback_server, peer,
+                                                                            declared):
+    from harbor.models.trial.config import AgentConfig, TrialConfig
+    from harbor.models.trial.config import TaskConfig as TrialTaskConfig
+    from test_local_env_sandbox import make_env
+    from tests.integrity.test_forbidden_network import SPEC
+
+    from ptbench.integrity.forbidden_network import check_network
+
+    apis = ["api.anthropic.com", "api.openai.com"] if declared else ["api.anthropic.com"]
+    with loopback_server(meet=1, listener=peer.listener()) as remote:
+        # `public`: the proxy dials the names, which egress_hosts maps to the test's peer (never the real hosts)
+        env = make_env(tmp_path, egress_hosts=[f"{api}={peer.address}" for api in apis])
+        if declared:  # as Harbor writes it for `--allow-agent-hosts api.anthropic.com`, before the environment starts
+            config = TrialConfig(task=TrialTaskConfig(path=tmp_path), trial_name="unit",
+                                 agent=AgentConfig(name="claude-code", extra_allowed_hosts=["api.anthropic.com"]))
+            (tmp_path / "trial" / "config.json").write_text(config.model_dump_json())
+        attempts = [(api, api, remote.port, http(api)) for api in apis]
+        outcomes = in_env(env, lambda env: ok(env, PROBE.replace("ATTEMPTS", repr(attempts))))
+    assert set(json.loads(outcomes).values()) == {"go\n"}
+    record = tmp_path / "trial" / "egress.jsonl"
+    tagged = {event.asked for event in read_record(record).events if event.purpose == "agent-api"}
+    assert tagged == ({"api.anthropic.com"} if declared else set())
+    result = check_network(SPEC, record)
+    assert result.status == "flagged"  # another model API (declared), or the agent's own API undeclared
+    expected = "api.openai.com" if declared else "api.anthropic.com"  # its lookup and its request, nothing else
+    assert len(result.evidence.items) == 2 and all(expected in line for line in result.evidence.items), result.evidence

@@ -103,7 +103,7 @@ def test_environment_roots_are_removed(oracle_job):
 
 
 def test_four_trials_run_at_once(tmp_path, harbor_job, loopback_server, peer):
-    # On another machine (a peer namespace): `public` sandboxes reach it through slirp4netns, never this host.
+    # On another machine (a peer namespace): `public` sandboxes reach it through the egress proxy, never this host.
     with loopback_server(meet=4, listener=peer.listener()) as rendezvous:
         results = harbor_job(
             tmp_path / "jobs",

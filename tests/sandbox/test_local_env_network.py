@@ -1,6 +1,7 @@
 """What a sandbox's network reaches: in `public` mode other machines (a peer in a network namespace of the test's
-own), never this host itself: not its loopback, not its own addresses (a service bound to 0.0.0.0 included), not
-slirp's gateway; each refused at once, in every mode, by a filter the sandbox cannot change."""
+own), never this host itself: not its loopback, not its own addresses (a service bound to 0.0.0.0 included); each
+refused at once, in every mode, by a proxy and a filter the sandbox cannot change; and every attempt, in every mode,
+is in the trial's egress record."""
 
 from __future__ import annotations
 
@@ -14,10 +15,12 @@ import pytest
 from harbor.models.task.config import NetworkMode
 from test_local_env_sandbox import in_env, make_env, ok
 
+from ptbench.egress import record as egress_record
+from ptbench.egress.record import read_record
 from ptbench.sandbox.firewall import host_networks
 
-# Each attempt: [name, "tcp" | "udp" | "unix", address, port]; prints {name: outcome} (an exception's name, or
-# "connected" / "answered"). UDP expects an echo.
+# Each attempt: [name, "tcp" | "udp" | "unix", address, port]; prints {name: outcome} (an exception's name, or what
+# the server answered). UDP expects an echo.
 PROBE = """python3 - <<'EOF'
 import json, socket
 def attempt(kind, host, port):
@@ -26,11 +29,8 @@ def attempt(kind, host, port):
         client.settimeout(20)
         try:
             client.connect(host if kind == "unix" else (host, port))
-            if kind != "udp":
-                return "connected"
             client.send(b"ping")
-            client.recv(16)
-            return "answered"
+            return client.recv(16).decode() or "closed"
         except OSError as error:
             return type(error).__name__
 print(json.dumps({name: attempt(kind, host, port) for name, kind, host, port in ATTEMPTS}))
@@ -85,10 +85,10 @@ open('/tmp/listening', 'w').close(); time.sleep(600)" >/dev/null 2>&1 &
 for i in $(seq 100); do [ -e /tmp/listening ] && exit 0; sleep 0.05; done; exit 1"""
 
     with (loopback_server() as local, loopback_server(host="0.0.0.0") as wildcard,
-          loopback_server(host=host_ip) as own, loopback_server(listener=peer.listener()) as other, UdpEcho() as udp):
+          loopback_server(host=host_ip) as own, loopback_server(meet=1, listener=peer.listener()) as other,
+          UdpEcho() as udp):
         attempts = [
             ("loopback", "tcp", "127.0.0.1", local.port),
-            ("gateway", "tcp", "10.0.2.2", local.port),
             ("abstract", "unix", "\0" + abstract_name, 0),
             ("wildcard", "tcp", host_ip, wildcard.port),
             ("own", "tcp", host_ip, own.port),
@@ -100,7 +100,7 @@ for i in $(seq 100); do [ -e /tmp/listening ] && exit 0; sleep 0.05; done; exit 
         async def scenario(env):
             await ok(env, listen)
             # No CAP_NET_ADMIN inside: the filter stays as ptbench set it.
-            undo = await env.exec("nft flush ruleset 2>&1; nft delete table inet ptbench 2>&1", user="root")
+            undo = await env.exec("nft flush ruleset 2>&1; nft delete table inet ptbench_egress 2>&1", user="root")
             with socket.socket() as client:
                 client.settimeout(5)
                 host_sees_it = client.connect_ex(("127.0.0.1", inner_port)) == 0
@@ -117,15 +117,22 @@ for i in $(seq 100); do [ -e /tmp/listening ] && exit 0; sleep 0.05; done; exit 
     # Refused at once (a reset or an ICMP error), never a silent drop that hangs the client.
     assert outcomes == {
         "loopback": "ConnectionRefusedError",  # the sandbox's own loopback
-        "gateway": "ConnectionRefusedError",  # slirp's gateway is the host
         "abstract": "ConnectionRefusedError",  # no such abstract socket in the sandbox's namespace
-        "wildcard": "ConnectionRefusedError",
-        "own": "ConnectionRefusedError",
-        "veth": "ConnectionRefusedError",  # every address of the host, not just the default route's
+        "wildcard": "ConnectionResetError",  # the proxy's refusal
+        "own": "ConnectionResetError",
+        "veth": "ConnectionResetError",  # every address of the host, not just the default route's
         "udp": "PermissionError",  # EPERM at send: the datagram never leaves
-        "peer": "connected",
+        "peer": "go\n",
     }
     assert reached == {"local": 0, "wildcard": 0, "own": 0, "udp": 0, "peer": 1}
+    record = read_record(tmp_path / "trial" / "egress.jsonl")  # a public trial's record, beside its files
+    seen = {(event.address, event.port): (event.allowed, event.bytes_in) for event in record.events}
+    assert seen[(peer.address, other.port)] == (True, 3)
+    for address, port in ((host_ip, wildcard.port), (host_ip, own.port), (peer.host_end, wildcard.port)):
+        assert seen[(address, port)] == (False, 0)
+    udp_events = [event for event in record.events if event.protocol == "udp"]  # refused UDP is recorded too
+    assert [(event.address, event.port, event.allowed) for event in udp_events] == [(host_ip, udp.port, False)]
+    assert not record.partial
 
 
 @pytest.mark.parametrize("user", ["root", "nobody"])
@@ -135,8 +142,11 @@ def test_no_network_refuses_the_host_at_once(tmp_path, loopback_server, host_ip,
             return json.loads(await ok(env, probe([("own", "tcp", host_ip, wildcard.port)]), user=user))
 
         outcomes = in_env(make_env(tmp_path, network=NetworkMode.NO_NETWORK), scenario)
-        assert outcomes == {"own": "OSError"}  # ENETUNREACH: no route at all
+        assert outcomes == {"own": "ConnectionResetError"}  # the proxy's refusal: its allowlist is empty
         assert wildcard.connections == 0
+    events = read_record(tmp_path / "trial" / "egress.jsonl").events  # refused, and recorded
+    assert [(event.phase, event.address, event.port, event.allowed) for event in events] == [
+        ("agent", host_ip, wildcard.port, False)]
 
 
 # /proc/net/fib_trie's shape (Linux 6.x): a secondary address, an AnyIP range routed as local, a subnet route.
@@ -170,3 +180,44 @@ def test_every_address_the_host_delivers_to_itself_is_found(tmp_path):
     assert without_ipv6 == found - {ipaddress.ip_network("::1/128")}
     with pytest.raises(RuntimeError, match="cannot read the host's addresses"):  # never a filter that passes them
         host_networks(tmp_path / "none", tmp_path / "if_inet6")
+
+
+# Thousands of connection attempts, each naming a host of its own; prints how many were refused.
+FLOOD = r"""python3 - <<'EOF'
+import socket
+refused = 0
+for i in range(2000):
+    with socket.socket() as client:
+        client.settimeout(20)
+        try:
+            client.connect(("198.51.100.7", 80))
+            client.sendall(b"GET / HTTP/1.1\r\nHost: flood%d.test\r\n\r\n" % i)
+            refused += client.recv(1) == b""
+        except OSError:
+            refused += 1
+print(refused)
+EOF"""
+
+
+def test_a_flooded_record_stays_capped_and_intact_whatever_the_agent_writes(tmp_path, monkeypatch):
+    cap = 64 << 10
+    monkeypatch.setattr(egress_record, "MAX_RECORD_BYTES", cap)  # the writer's cap, read as the sandbox starts
+
+    async def scenario(env):
+        await ok(env, "mkdir -p /logs/agent && yes '{}' | head -c 100000 > /logs/agent/egress.jsonl")
+        flooded = await ok(env, FLOOD)
+        (tmp_path / "tests").mkdir()
+        await env.upload_dir(tmp_path / "tests", "/tests")  # the verifier's phase: the record goes to /logs/agent
+        return flooded, await ok(env, "cat /logs/agent/egress.jsonl")
+
+    flooded, handed = in_env(make_env(tmp_path, network=NetworkMode.NO_NETWORK), scenario)
+    path = tmp_path / "trial" / "egress.jsonl"
+    assert flooded.strip() == "2000"
+    assert cap - 1024 < path.stat().st_size <= cap + 512  # full, plus the one truncation line
+    lines = path.read_text().splitlines()
+    assert json.loads(lines[-1])["kind"] == "truncated"
+    record = read_record(path)
+    assert record.partial == [f"the record stopped at its cap (line {len(lines)})"]
+    assert len(record.events) == len(lines) - 1 > 100
+    assert all(event.asked == f"flood{index}.test" and not event.allowed for index, event in enumerate(record.events))
+    assert handed == path.read_text()  # the trial's record, never the agent's

@@ -14,7 +14,7 @@ def test_store_uses_wal_and_records_its_schema_version(job_dir, store):
     with closing(sqlite3.connect(store)) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         meta = json.loads(conn.execute("SELECT value FROM meta WHERE key = 'store'").fetchone()[0])
-    assert meta["schema_version"] == 2
+    assert meta["schema_version"] == 3
 
 
 def test_a_newer_schema_is_refused(job_dir, store, cli):
@@ -68,7 +68,8 @@ def test_list_and_show_through_the_cli(job_dir, store, cli):
     assert unknown.returncode == 2 and "no trial 'nope'" in unknown.stderr
 
 
-def test_show_lists_the_trials_egress_record_refused_first_and_says_when_it_is_partial(job_dir, store, cli):
+def test_the_egress_record_is_in_the_store_and_show_lists_it_refused_first_and_says_when_it_is_partial(job_dir, store,
+                                                                                                       cli):
     from ptbench.egress.record import EgressEvent, EgressWriter
 
     name = sorted(p.name for p in job_dir.iterdir() if p.is_dir())[0]
@@ -81,14 +82,25 @@ def test_show_lists_the_trials_egress_record_refused_first_and_says_when_it_is_p
     with open(job_dir / name / "egress.jsonl", "a") as record:
         record.write("not an event\n")
     assert cli("runs", "ingest", str(job_dir), "--store", str(store)).returncode == 0
+    (job_dir / name / "egress.jsonl").unlink()  # shown from the store, not the trial dir
+    with closing(sqlite3.connect(store)) as conn:
+        stored = dict(conn.execute("SELECT trial_name, egress FROM trials").fetchall())
+    summary = json.loads(stored[name])
+    assert (summary["schema_version"], summary["status"], summary["connections"], summary["refused"]) == (
+        1, "partial", 2, 1)
+    assert (summary["bytes_out"], summary["bytes_in"]) == (10, 20)
     shown = cli("runs", "show", name, "--store", str(store), env={"COLUMNS": "300"})
     assert shown.returncode == 0, shown.stderr
-    assert "2 attempt(s), 1 refused; partial: line 3 is not an egress event" in shown.stdout
+    assert "2 attempt(s), 1 refused, 10 B out, 20 B in; partial: line 3 is not an egress event" in shown.stdout
     refused, allowed = shown.stdout.index("api.openai.com:80/v1/chat"), shown.stdout.index("api.tinker.test:443")
     assert refused < allowed
-    other = sorted(p.name for p in job_dir.iterdir() if p.is_dir())[1]
-    assert "none (the sandbox kept no egress record" in cli("runs", "show", other, "--store", str(store),
-                                                             env={"COLUMNS": "300"}).stdout
+    other = sorted(p.name for p in job_dir.iterdir() if p.is_dir())[1]  # its sandbox recorded no attempt
+    assert "egress record      0 attempt(s), 0 refused" in cli("runs", "show", other, "--store", str(store),
+                                                              env={"COLUMNS": "300"}).stdout
+    (job_dir / other / "egress.jsonl").unlink()  # a trial from before every sandbox kept one
+    assert cli("runs", "ingest", str(job_dir), "--store", str(store)).returncode == 0
+    assert "none (the trial dir has no egress record)" in cli("runs", "show", other, "--store", str(store),
+                                                              env={"COLUMNS": "300"}).stdout
 
 
 def test_list_as_json_is_the_versioned_trial_list_with_every_stored_field(job_dir, store, cli):

@@ -92,6 +92,7 @@ def show_command(
     """Show everything stored about one trial: how it ended, both scores, the agent's exit code, its files."""
     from rich.table import Table
 
+    from ptbench.egress.summary import stored
     from ptbench.store.queries import get_trial
     from ptbench.store.schema import open_store
 
@@ -121,8 +122,8 @@ def show_command(
         ("task path", t.task_path), ("task checksum", t.task_checksum), ("task spec", t.task_spec),
         ("environment notes", _environment_notes(Path(t.trial_dir))),
     ]
-    egress_summary, egress_lines = _egress(Path(t.trial_dir))
-    rows.append(("egress record", egress_summary))
+    egress = stored(t.egress)
+    rows.append(("egress record", egress.text() if egress else "none in the store (ingest the job dir again)"))
     out = console()
     fields = Table("field", "value", show_header=False, box=None)
     for name, value in rows:
@@ -133,9 +134,9 @@ def show_command(
         for m in detail.record.metrics:
             metrics.add_row(m.source, _cell(m.name), f"{m.value:g}")
         out.print(metrics)
-    if egress_lines:
+    if egress and egress.lines:
         connections = Table("connections (refused first)")
-        for line in egress_lines:
+        for line in egress.lines:
             connections.add_row(_cell(line))
         out.print(connections)
     if detail.record.phases:
@@ -143,32 +144,6 @@ def show_command(
         for p in detail.record.phases:
             phases.add_row(*map(_cell, (p.phase, p.started_at, p.finished_at, _seconds(p))))
         out.print(phases)
-
-
-def _egress(trial_dir: Path) -> tuple[str, list[str]]:
-    """The trial's egress record (allowlist sandboxes keep one): a summary, and up to EGRESS_SHOWN lines, refused
-    attempts first."""
-    from ptbench.egress.record import FILE_NAME, RecordUnreadable, describe, read_record
-
-    path = trial_dir / FILE_NAME
-    if not path.is_file() and not path.is_symlink():
-        return "none (the sandbox kept no egress record: only allowlist sandboxes record connections)", []
-    try:
-        record = read_record(path)
-    except RecordUnreadable as exc:
-        return f"unreadable: {exc}", []
-    refused = sum(not event.allowed for event in record.events)
-    summary = f"{path}: {len(record.events)} attempt(s), {refused} refused"
-    if record.partial:
-        summary += f"; partial: {'; '.join(record.partial[:3])}"
-    ordered = sorted(record.events, key=lambda event: (event.allowed, event.time))
-    lines = [describe(event) for event in ordered[:EGRESS_SHOWN]]
-    if len(ordered) > EGRESS_SHOWN:
-        lines.append(f"... and {len(ordered) - EGRESS_SHOWN} more in the record")
-    return summary, lines
-
-
-EGRESS_SHOWN = 40
 
 
 def _score(trial: TrialRow) -> str | None:

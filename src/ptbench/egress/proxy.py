@@ -7,7 +7,10 @@ in size and time, and nothing it sends is more than counted once past the decisi
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import ipaddress
+import os
 import re
 import socket
 import struct
@@ -26,8 +29,9 @@ FIRST_BYTES_SECONDS = 0.5
 """A connection that sends nothing this long is taken to wait for the server (decided on its address)."""
 DIAL_SECONDS = 10.0
 BUFFER = 1 << 20
-"""Stream buffer and read size of the splice (small ones cost throughput; the peek reads at most MAX_PEEK)."""
+"""The splice's pipe size and move size (small ones cost wake-ups; the peek reads at most MAX_PEEK)."""
 SO_ORIGINAL_DST = 80
+F_SETPIPE_SZ = 1031
 
 Destination = Callable[[socket.socket], tuple[str, int]]
 Resolver = Callable[[str, int], Awaitable[tuple[str, int]]]
@@ -58,22 +62,52 @@ class EgressProxy:
     closed: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
     """Addresses never dialled whatever the policy says (the host's own: `sandbox.firewall.host_networks`), checked on
     the address the proxy itself resolved."""
+    agent_hosts: AllowPolicy | None = None
+    """The hosts the run added for the agent CLI's own model API: their events are tagged `agent-api`."""
     named: Callable[[str], str | None] = lambda _address: None
     """The name an address stands for (the sandbox's DNS gave it out for that name): a connection to it that names
     no host itself is decided on, and dialled by, that name."""
 
-    async def serve(self, host: str, port: int) -> asyncio.Server:
-        return await asyncio.start_server(self.handle, host, port, limit=BUFFER)
+    async def serve(self, host: str, port: int) -> ProxyServer:
+        """Listen on (host, port) (tests and the benchmark; sandboxes use `serve_socket`)."""
+        return self.serve_socket(socket.create_server((host, port), backlog=1024))
 
-    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def serve_socket(self, listener: socket.socket) -> ProxyServer:
+        """Accept the listener's connections, each handled in a task of its own, until the server is closed."""
+        listener.setblocking(False)
+        return ProxyServer(listener, asyncio.get_running_loop().create_task(self._accept(listener)))
+
+    async def _accept(self, listener: socket.socket) -> None:
+        loop = asyncio.get_running_loop()
+        handling: set[asyncio.Task[None]] = set()
+        while True:
+            try:
+                client, _ = await loop.sock_accept(listener)
+            except OSError:  # out of descriptors, or a connection gone before it was accepted: try again soon
+                await asyncio.sleep(0.05)
+                continue
+            client.setblocking(False)
+            task = loop.create_task(self.handle(client))
+            handling.add(task)
+            task.add_done_callback(handling.discard)
+
+    async def handle(self, client: socket.socket) -> None:
+        """One connection: peek, decide, dial, splice; recorded once it ends."""
+        try:
+            await self._handle(client)
+        finally:
+            client.close()
+
+    async def _handle(self, client: socket.socket) -> None:
+        loop = asyncio.get_running_loop()
         start = time.time()
         try:
-            address, port = self.destination(writer.get_extra_info("socket"))
+            address, port = self.destination(client)
         except OSError:  # not a redirected connection: one made to the proxy's own port
             address, port = "", 0
         event = EgressEvent(time=start, phase=self.phase, protocol="tcp", address=address, port=port)
         try:
-            head, asked = await _peek(reader)
+            head, asked = await _peek(client)
         except Malformed as exc:
             asked, head = None, b""
             decision = Decision(False, f"malformed first bytes: {exc}")
@@ -85,39 +119,77 @@ class EgressProxy:
             event.protocol, event.asked = asked.protocol, asked.host
             event.path = _http_path(head) if asked.protocol == "http" else None
         event.allowed, event.reason = decision.allowed, decision.reason[:300]
-        upstream: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
+        upstream: socket.socket | None = None
         if decision.allowed:
             try:
                 target = asked.host if asked else address
                 dial = await self.resolve(target, asked.port if asked and asked.port else port)
                 if any(_within(dial[0], network) for network in self.closed):
                     raise OSError(f"{dial[0]} is one of the host's own addresses")
-                upstream = await asyncio.wait_for(asyncio.open_connection(*dial, limit=BUFFER), DIAL_SECONDS)
+                upstream = await asyncio.wait_for(_dial(dial), DIAL_SECONDS)
             except (OSError, TimeoutError) as exc:
                 event.allowed, event.reason = False, f"allowed, but not reached: {exc}"[:300]
         if upstream is None:
-            _reset(writer)
+            _reset(client)
         else:
-            if asked is not None and asked.protocol == "connect":
-                writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
-                head = b""
-            upstream[1].write(head)
-            event.bytes_out, event.bytes_in = await asyncio.gather(
-                _pipe(reader, upstream[1], len(head)), _pipe(upstream[0], writer, 0))
+            try:
+                if asked is not None and asked.protocol == "connect":
+                    await loop.sock_sendall(client, b"HTTP/1.1 200 Connection established\r\n\r\n")
+                    head = b""
+                await loop.sock_sendall(upstream, head)
+                out, event.bytes_in = await asyncio.gather(_splice(client, upstream), _splice(upstream, client))
+                event.bytes_out = len(head) + out
+            except OSError:
+                pass
+            finally:
+                upstream.close()
         event.seconds = round(time.time() - start, 4)
+        self.record(event)
+
+    def record(self, event: EgressEvent) -> None:
+        """Write an event to the record, tagged when it is the agent CLI's own API."""
+        if self.agent_hosts is not None and self.agent_hosts.allows_name(event.asked or event.address):
+            event.purpose = "agent-api"
         self.writer.write(event)
 
 
-async def _peek(reader: asyncio.StreamReader) -> tuple[bytes, Asked | None]:
+class ProxyServer:
+    """A proxy's listener and its accept loop; `close` stops accepting (connections under way go on)."""
+
+    def __init__(self, listener: socket.socket, accepting: asyncio.Task[None]) -> None:
+        self.sockets = [listener]
+        self._accepting = accepting
+
+    def close(self) -> None:
+        self._accepting.cancel()
+        self.sockets[0].close()
+
+
+async def _dial(where: tuple[str, int]) -> socket.socket:
+    family = socket.AF_INET6 if ":" in where[0] else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setblocking(False)
+    try:
+        await asyncio.get_running_loop().sock_connect(sock, where)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+async def _peek(client: socket.socket) -> tuple[bytes, Asked | None]:
     """The first bytes and the host they ask for (None: they name none, or none came soon)."""
+    loop = asyncio.get_running_loop()
     head = b""
     deadline = time.monotonic() + PEEK_SECONDS
     wait = FIRST_BYTES_SECONDS
     while len(head) < MAX_PEEK:
         try:
-            chunk = await asyncio.wait_for(reader.read(MAX_PEEK - len(head)), max(0.0, wait))
+            chunk = await asyncio.wait_for(loop.sock_recv(client, MAX_PEEK - len(head)), max(0.0, wait))
         except TimeoutError:
             chunk = None
+        except OSError:
+            chunk = b""
         if not chunk:
             return head, peek_host(head) if head else None
         head += chunk
@@ -140,22 +212,53 @@ def _http_path(head: bytes) -> str | None:
     return match.group(1).decode("ascii", "replace") if match else None
 
 
-async def _pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter, counted: int) -> int:
+async def _splice(source: socket.socket, sink: socket.socket) -> int:
+    """Move bytes from source to sink through a pipe in the kernel (splice(2): no copy through Python), waking on
+    readiness; at the source's end (or an error) the sink's sending side is shut. The bytes moved."""
+    loop = asyncio.get_running_loop()
+    pipe_out, pipe_in = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    moved, pending = 0, 0
+    flags = os.SPLICE_F_MOVE | os.SPLICE_F_NONBLOCK
     try:
-        while chunk := await source.read(BUFFER):
-            sink.write(chunk)
-            await sink.drain()
-            counted += len(chunk)
+        with contextlib.suppress(OSError):  # a smaller pipe (the host's pipe-max-size) only costs wake-ups
+            fcntl.fcntl(pipe_in, F_SETPIPE_SZ, BUFFER)
+        while True:
+            try:
+                if not pending:
+                    pending = os.splice(source.fileno(), pipe_in, BUFFER, flags=flags)
+                    if not pending:
+                        break
+                done = os.splice(pipe_out, sink.fileno(), pending, flags=flags)
+                pending, moved = pending - done, moved + done
+            except BlockingIOError:  # the pipe is empty only when the source is, full only when the sink is
+                await _ready(loop, sink.fileno() if pending else source.fileno(), writing=bool(pending))
     except OSError:
         pass
     finally:
-        sink.close()
-    return counted
+        os.close(pipe_out)
+        os.close(pipe_in)
+        with contextlib.suppress(OSError):
+            sink.shutdown(socket.SHUT_WR)
+    return moved
 
 
-def _reset(writer: asyncio.StreamWriter) -> None:
+async def _ready(loop: asyncio.AbstractEventLoop, fd: int, writing: bool) -> None:
+    """Until fd is readable (or writable)."""
+    ready = loop.create_future()
+
+    def wake() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    (loop.add_writer if writing else loop.add_reader)(fd, wake)
+    try:
+        await ready
+    finally:
+        (loop.remove_writer if writing else loop.remove_reader)(fd)
+
+
+def _reset(client: socket.socket) -> None:
     """Close with a reset, so that the sandbox's connection fails at once."""
-    sock = writer.get_extra_info("socket")
-    if sock is not None:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    writer.close()
+    with contextlib.suppress(OSError):
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    client.close()

@@ -25,7 +25,8 @@ class EgressEvent(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    schema_version: Literal[1] = 1
+    schema_version: Literal[1, 2] = 2
+    """2 added `purpose`."""
     kind: Literal["connection", "truncated"] = "connection"
     time: float
     phase: str = Field(max_length=40)
@@ -42,14 +43,18 @@ class EgressEvent(BaseModel):
     bytes_out: int = Field(default=0, ge=0)
     bytes_in: int = Field(default=0, ge=0)
     seconds: float = Field(default=0.0, ge=0)
+    purpose: Literal["agent-api"] | None = None
+    """agent-api: the host is one the run added for the agent CLI's own model API (Harbor's `--allow-agent-hosts`,
+    the trial's `agent.extra_allowed_hosts`), tagged by the host-side proxy; the forbidden-network check exempts it."""
 
 
 class EgressWriter:
     """Appends events to the record, thread-safe, until MAX_RECORD_BYTES (then one truncated line, then nothing)."""
 
-    def __init__(self, path: Path, limit: int = MAX_RECORD_BYTES) -> None:
+    def __init__(self, path: Path, limit: int | None = None) -> None:
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o640)
-        self._limit, self._size, self._full = limit, os.fstat(self._fd).st_size, False
+        self._limit = MAX_RECORD_BYTES if limit is None else limit
+        self._size, self._full = os.fstat(self._fd).st_size, False
         self._lock = threading.Lock()
 
     def write(self, event: EgressEvent) -> None:
@@ -117,5 +122,6 @@ def describe(event: EgressEvent) -> str:
     """One line for evidence and `runs show`."""
     verdict = "allowed" if event.allowed else "refused"
     where = f"{event.asked or event.address}:{event.port}" + (event.path or "")
-    return (f"{event.phase} {event.protocol} {where} ({event.address}) {verdict}, "
+    purpose = f" [{event.purpose}]" if event.purpose else ""
+    return (f"{event.phase} {event.protocol} {where} ({event.address}) {verdict}{purpose}, "
             f"{event.bytes_out}B out {event.bytes_in}B in, {event.seconds:.2f}s")

@@ -1,7 +1,9 @@
 """The forbidden-network check: the trial's egress record against the hosts no run may contact (model APIs, and
 those the task forbids) and the hub downloads of the benchmark's test items or the instruct checkpoint (by URL path
 where the request was in clear text). A refused attempt counts: the agent tried. A hub connection whose path was
-not visible (TLS) could have been either: the check then says incomplete, never passed."""
+not visible (TLS) could have been either: the check then says incomplete, never passed. Connections the host-side
+proxy tagged `agent-api` (hosts the run added for the agent CLI's own model API, e.g. Claude Code's
+api.anthropic.com) are exempt and listed; any other model-API contact flags."""
 
 from __future__ import annotations
 
@@ -29,7 +31,10 @@ def check_network(spec: TaskSpec, record_path: Path | None, forbidden_hosts: tup
     hub = AllowPolicy.from_hosts(list(HUB_HOSTS))
     hub_paths = _hub_path_pattern(spec)
     hits, opaque = [], []
+    own_api = [event for event in record.events if event.purpose == "agent-api"]
     for event in record.events:
+        if event.purpose == "agent-api":  # the agent CLI's own model API, as the run declared it
+            continue
         asked = event.asked or event.address
         if forbidden.allows_name(asked) or asked.lower().rstrip(".").endswith(MODEL_API_SUFFIXES):
             hits.append(event)
@@ -44,8 +49,10 @@ def check_network(spec: TaskSpec, record_path: Path | None, forbidden_hosts: tup
     if record.partial or opaque:
         why = record.partial[:1] + ([f"{len(opaque)} hub connection(s) whose path was not visible"] if opaque else [])
         return incomplete(NAME, "; ".join(why), _evidence(record_path, opaque))
-    return passed(NAME, f"{len(record.events)} connection(s), none to a forbidden host or hub file",
-                  Evidence(files=[str(record_path)], numbers={"connections": len(record.events)}))
+    exempt = f" ({len(own_api)} to the agent CLI's own model API, exempt)" if own_api else ""
+    return passed(NAME, f"{len(record.events)} connection(s), none to a forbidden host or hub file{exempt}",
+                  Evidence(files=[str(record_path)], items=[describe(event) for event in own_api[:MAX_LISTED]],
+                           numbers={"connections": len(record.events), "agent_api_connections": len(own_api)}))
 
 
 def _hub_path_pattern(spec: TaskSpec) -> re.Pattern[str]:

@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ptbench.egress.summary import EgressSummary, stored
 from ptbench.report.manifest import ReportFilters
 from ptbench.scoring.output import benchmark_columns, mode_label
 from ptbench.scoring.score_report import AgentAggregate, BaselineMode, CellScore, ScoreFilters, ScoreReport, TrialScore
@@ -71,6 +72,11 @@ class TrialView:
     def page(self) -> str:
         """The trial's page, relative to the report dir."""
         return f"trials/{self.slug}.html"
+
+    @property
+    def egress(self) -> EgressSummary | None:
+        """The trial's egress record as the store summed it up (None: the store has none for it)."""
+        return stored(self.row.egress)
 
 
 @dataclass(frozen=True)

@@ -1,18 +1,19 @@
-"""The network of a sandbox under an allowlist (`network_mode = "allowlist"`): its own namespace with only loopback,
-and every connection out of it handed to the host-side egress proxy (egress/proxy.py), which decides on what the
-connection asks for and dials the destination itself.
+"""The network of every sandbox (each mode is a policy of the egress proxy: `allowlist` its hosts, `public` every
+host, `no-network` none): its own namespace with only loopback, and every connection out of it handed to the
+host-side egress proxy (egress/proxy.py), which decides on what the connection asks for and dials the destination
+itself, recording each attempt.
 
-Why this shape: nothing inside the sandbox can be trusted to enforce anything, and slirp4netns (the `public` path)
-relays any address it is sent. Here the sandbox has no route out at all, only a default route onto its own loopback,
-and an nftables table (loaded from the host; nothing inside has CAP_NET_ADMIN) that redirects every TCP connection to
-an address outside 127.0.0.0/8 to the proxy's port and every UDP datagram to port 53 to the DNS server's port, and
-rejects every other packet leaving loopback (UDP fails its send with EPERM, at once). The proxy and the DNS server
-listen INSIDE the namespace on sockets the host process makes there (a thread joins the namespace, makes the socket,
-and ends): the sandbox reaches nothing of the host but them, the original destination comes from the kernel
-(SO_ORIGINAL_DST), and nothing inside can stop or replace them. The sandbox's processes never see the host's
-resolver: DNS answers allowed names only, each with an address of its own from FAKE_NETWORK, which the proxy maps
-back to the name (a connection that names no host, such as SSH, to an allowed name is decided on that name and
-dialled by it). IPv6 has no route (ENETUNREACH at once).
+Why this shape: nothing inside the sandbox can be trusted to enforce anything, and a relay such as slirp4netns
+relays any address it is sent and records nothing. Here the sandbox has no route out at all, only a default route
+onto its own loopback, and an nftables table (loaded from the host; nothing inside has CAP_NET_ADMIN) that redirects
+every TCP connection to an address outside 127.0.0.0/8 to the proxy's port and every UDP datagram to port 53 (any
+address) to the DNS server's port, and rejects every other packet leaving loopback (UDP fails its send with EPERM,
+at once). The proxy and the DNS server listen INSIDE the namespace on sockets the host process makes there (a thread
+joins the namespace, makes the socket, and ends): the sandbox reaches nothing of the host but them, the original
+destination comes from the kernel (SO_ORIGINAL_DST), and nothing inside can stop or replace them. The sandbox's
+processes never see the host's resolver: DNS answers allowed names only, each with an address of its own from
+FAKE_NETWORK, which the proxy maps back to the name (a connection that names no host, such as SSH, to an allowed
+name is decided on that name and dialled by it). IPv6 has no route (ENETUNREACH at once).
 """
 
 from __future__ import annotations
@@ -23,13 +24,13 @@ import os
 import shutil
 import socket
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ptbench.egress.dns import answer_query
-from ptbench.egress.proxy import BUFFER, EgressProxy
-from ptbench.sandbox import firewall
+from ptbench.egress.proxy import EgressProxy, ProxyServer
+from ptbench.sandbox import firewall, udplog
 from ptbench.sandbox.host import HostTools
-from ptbench.sandbox.network import filter_tool
 
 FAKE_NETWORK = ipaddress.IPv4Network("198.19.0.0/16")
 """Where DNS answers come from (RFC 2544's benchmarking range: no real host's)."""
@@ -56,19 +57,21 @@ class FakeAddresses:
 
 
 def ruleset(proxy_port: int, dns_port: int) -> str:
-    """The namespace's table: TCP out to the proxy, DNS to the server, everything else leaving loopback rejected."""
+    """The namespace's table: DNS (to any address: the host's resolv.conf may name a loopback resolver) to the
+    server, TCP out to the proxy, everything else leaving loopback rejected (UDP logged for the record first)."""
     return f"""table inet {TABLE} {{
   chain to_proxy {{
     type nat hook output priority -100; policy accept;
+    meta nfproto ipv4 udp dport 53 redirect to :{dns_port}
     ip daddr 127.0.0.0/8 return
     meta nfproto ipv4 meta l4proto tcp redirect to :{proxy_port}
-    meta nfproto ipv4 udp dport 53 redirect to :{dns_port}
   }}
   chain output {{
     type filter hook output priority filter; policy accept;
     ip daddr 127.0.0.0/8 accept
     ip6 daddr ::1 accept
     meta l4proto tcp reject with tcp reset
+    meta l4proto udp log group {udplog.GROUP}
     reject
   }}
 }}
@@ -98,14 +101,14 @@ class _DnsProtocol(asyncio.DatagramProtocol):
     def datagram_received(self, data: bytes, addr: tuple[str, int]) -> None:
         reply, event = answer_query(data, self._proxy.policy, self._addresses.resolve, self._proxy.phase)
         if event is not None:
-            self._proxy.writer.write(event)
+            self._proxy.record(event)
         if reply is not None and self._transport is not None:
             self._transport.sendto(reply, addr)
 
 
-def sockets_in(pid: int) -> tuple[socket.socket, socket.socket]:
-    """A TCP listener and a UDP socket on 127.0.0.1 (ports the kernel picks) in the network namespace of host pid
-    `pid`, made by a thread that joins it (the sockets stay there; the thread ends)."""
+def sockets_in(pid: int) -> tuple[socket.socket, socket.socket, socket.socket]:
+    """A TCP listener and a UDP socket on 127.0.0.1 (ports the kernel picks) and the nflog socket (udplog.py) in the
+    network namespace of host pid `pid`, made by a thread that joins it (the sockets stay there; the thread ends)."""
     made: list[socket.socket] = []
     failed: list[BaseException] = []
 
@@ -119,6 +122,7 @@ def sockets_in(pid: int) -> tuple[socket.socket, socket.socket]:
             made.append(socket.create_server(("127.0.0.1", 0), backlog=1024))
             made.append(socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
             made[-1].bind(("127.0.0.1", 0))
+            made.append(udplog.log_socket())
         except BaseException as exc:
             failed.append(exc)
 
@@ -129,14 +133,15 @@ def sockets_in(pid: int) -> tuple[socket.socket, socket.socket]:
         for sock in made:
             sock.close()
         raise RuntimeError(f"could not listen in the sandbox's network namespace: {failed[0]}")
-    return made[0], made[1]
+    return made[0], made[1], made[2]
 
 
 class AllowlistNetwork:
     """The proxy's listener and the DNS server in one sandbox's namespace (one per holder)."""
 
-    def __init__(self, server: asyncio.Server, dns: asyncio.DatagramTransport) -> None:
-        self._server, self._dns = server, dns
+    def __init__(self, server: ProxyServer, dns: asyncio.DatagramTransport, log: socket.socket,
+                 read_log: Callable[[], None]) -> None:
+        self._server, self._dns, self._log, self._read_log = server, dns, log, read_log
 
     @classmethod
     async def start(cls, tools: HostTools, pid: int, proxy: EgressProxy,
@@ -144,18 +149,21 @@ class AllowlistNetwork:
         """Route, listen and load the table in the namespace of host pid `pid`; return once all are in place."""
         await _run(tools.nsenter, "-t", str(pid), "-n", "--", route_tool(), "route", "add", "default", "dev", "lo",
                    "src", "127.0.0.1")
-        listener, datagrams = await asyncio.to_thread(sockets_in, pid)
+        listener, datagrams, log = await asyncio.to_thread(sockets_in, pid)
         loop = asyncio.get_running_loop()
         try:
-            server = await asyncio.start_server(proxy.handle, sock=listener, limit=BUFFER)
+            udplog.bind_group(log)
+            server = proxy.serve_socket(listener)
         except BaseException:
-            listener.close()
-            datagrams.close()
+            for sock in (listener, datagrams, log):
+                sock.close()
             raise
         dns, _ = await loop.create_datagram_endpoint(lambda: _DnsProtocol(proxy, addresses), sock=datagrams)
-        network = cls(server, dns)
+        read_log = udplog.reader(log, lambda: proxy.phase, proxy.record)
+        loop.add_reader(log.fileno(), read_log)
+        network = cls(server, dns, log, read_log)
         try:
-            await firewall.load_script(tools.nsenter, filter_tool(), pid,
+            await firewall.load_script(tools.nsenter, firewall.filter_tool(), pid,
                                        ruleset(listener.getsockname()[1], datagrams.getsockname()[1]))
         except BaseException:
             await network.stop()
@@ -167,6 +175,10 @@ class AllowlistNetwork:
         idempotent."""
         self._dns.close()
         self._server.close()
+        if self._log.fileno() >= 0:
+            asyncio.get_running_loop().remove_reader(self._log.fileno())
+            self._read_log()  # what the loop has not read yet
+            self._log.close()
 
 
 async def _run(*argv: str) -> None:

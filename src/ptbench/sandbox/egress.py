@@ -1,4 +1,5 @@
-"""One environment's egress under an allowlist: the proxy with the current phase's policy, its record beside Harbor's
+"""One environment's egress (every network mode runs behind the proxy: `public` as an allowlist of every host,
+`no-network` as an empty one): the proxy with the current phase's policy, its record beside Harbor's
 trial files, and the sandbox network it serves (allowlist.py, one per holder).
 
 The record is written host-side at `<trial dir>/egress.jsonl` (egress/record.py: capped, no symlink followed), where
@@ -10,10 +11,10 @@ Harbor restored the agent's logs there from the artifacts).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
-from harbor.models.task.config import NetworkMode, NetworkPolicy
+from harbor.models.task.config import NetworkPolicy
+from harbor.models.trial.config import TrialConfig
 from harbor.models.trial.paths import EnvironmentPaths
 
 from ptbench.egress.policy import AllowPolicy
@@ -21,16 +22,9 @@ from ptbench.egress.proxy import EgressProxy, resolve_here
 from ptbench.egress.record import FILE_NAME, EgressWriter
 from ptbench.sandbox import files as sandbox_files
 from ptbench.sandbox.allowlist import AllowlistNetwork, FakeAddresses
-from ptbench.sandbox.firewall import host_networks
+from ptbench.sandbox.firewall import closed_networks
 from ptbench.sandbox.host import HostTools
-
-
-def uses_proxy(baseline: NetworkPolicy | None, phases: Sequence[NetworkPolicy] | None) -> bool:
-    """Whether an environment runs behind the proxy: an allowlist among its policies. Its other phases then run
-    there too: `no-network` as an empty allowlist, `public` as the proxy allowing every host (TCP and DNS only, each
-    connection recorded, the host's own addresses still closed)."""
-    modes = {policy.network_mode for policy in [*([baseline] if baseline else []), *(phases or [])]}
-    return NetworkMode.ALLOWLIST in modes
+from ptbench.trialdir.reader import CONFIG, TrialDir, UnusableFile
 
 
 def parse_hosts(value: str | list[str] | None) -> dict[str, str]:
@@ -44,6 +38,17 @@ def parse_hosts(value: str | list[str] | None) -> dict[str, str]:
         if item:
             hosts[name.strip().lower()] = address.strip()
     return hosts
+
+
+def agent_api_hosts(trial_dir: Path) -> AllowPolicy | None:
+    """The hosts the run added for the agent CLI's own model API (Harbor's `--allow-agent-hosts`: the trial's
+    `agent.extra_allowed_hosts` in config.json, which Harbor writes before the environment starts); None when there
+    are none or the config cannot be read (then no event is exempt)."""
+    try:
+        hosts = TrialDir(trial_dir).load(CONFIG, TrialConfig).agent.extra_allowed_hosts
+    except UnusableFile:
+        return None
+    return AllowPolicy.from_hosts(hosts) if hosts else None
 
 
 def hand_to_verifier(trial_dir: Path, paths: sandbox_files.PathMap) -> None:
@@ -70,7 +75,8 @@ class SandboxEgress:
     def open(self, trial_dir: Path, phase: str) -> None:
         """Start the record (appended to: a separate verifier's environment adds its phase to the agent's)."""
         self._proxy = EgressProxy(self._policy, EgressWriter(trial_dir / FILE_NAME), phase, resolve=self._resolve,
-                                  closed=tuple(host_networks()), named=self._addresses.name)
+                                  agent_hosts=agent_api_hosts(trial_dir),
+                                  closed=tuple(closed_networks()), named=self._addresses.name)
 
     async def attach(self, tools: HostTools, pid: int) -> AllowlistNetwork:
         """The proxy and DNS server in the namespace of a new holder."""

@@ -26,13 +26,12 @@ class HostTools:
     nsenter: str
     setpriv: str
     bash: str
-    slirp4netns: str
 
 
 # The Debian package of every host program a sandbox is built from (named in the error when one is missing).
 PACKAGES = {
     "bwrap": "bubblewrap", "nsenter": "util-linux", "setpriv": "util-linux", "unshare": "util-linux",
-    "prlimit": "util-linux", "bash": "bash", "slirp4netns": "slirp4netns", "mkfs.ext4": "e2fsprogs",
+    "prlimit": "util-linux", "bash": "bash", "mkfs.ext4": "e2fsprogs",
     "mount": "mount",
 }
 
@@ -47,9 +46,9 @@ def find_program(name: str, who: str, search: str | None = None) -> str:
 
 
 def find_tools() -> HostTools:
-    """Locate bwrap, the util-linux helpers and slirp4netns, and check that we are root."""
+    """Locate bwrap and the util-linux helpers, and check that we are root."""
     who = "the local environment"
-    names = ("bwrap", "nsenter", "setpriv", "bash", "slirp4netns")
+    names = ("bwrap", "nsenter", "setpriv", "bash")
     tools = HostTools(**{name: find_program(name, who) for name in names})
     if os.geteuid() != 0:
         raise SandboxUnavailableError("the local environment must run as root (it joins sandboxes with nsenter)")

@@ -9,7 +9,7 @@ loop-mounted ext4 image of the task's storage_mb, default 10 GiB; "host": a plai
 and apparent bytes, default the sandbox's storage), `forward_ports` (ports of the host's 127.0.0.1 the
 sandbox reaches at the same port of its own 127.0.0.1, e.g. a model API; see forward.py), `forward_tasks` and
 `mount_tasks` (a port, a mount target -> the task dirs whose trials get it; the others do not), `egress_hosts`
-(name=address pairs an allowlist sandbox's egress proxy resolves itself, as /etc/hosts would; egress.py). Of the
+(name=address pairs a sandbox's egress proxy resolves itself, as /etc/hosts would; egress.py). Of the
 task's Dockerfile, WORKDIR, ENV, USER, COPY and the users it creates are honoured, RUN steps are not run, and what
 cannot be honoured is refused (image.py); the sandbox offers the host's /usr, /etc, /opt, ptbench's own Python
 environment and the agent CLIs of `ptbench agents install` (on PATH), read-only, less the benchmark test data
@@ -39,7 +39,7 @@ from ptbench.sandbox import seccomp as sandbox_seccomp
 from ptbench.sandbox.allowlist import AllowlistNetwork, route_tool
 from ptbench.sandbox.decoys import RECORD_FILE, DecoyWatch, write_record
 from ptbench.sandbox.disk import find_disk_tools, mount_disk, storage_bytes
-from ptbench.sandbox.egress import SandboxEgress, hand_to_verifier, uses_proxy
+from ptbench.sandbox.egress import SandboxEgress, hand_to_verifier
 from ptbench.sandbox.exec import (
     DEFAULT_PATH,
     HolderBoundingSet,
@@ -48,6 +48,7 @@ from ptbench.sandbox.exec import (
     clean_environment,
     exec_command,
 )
+from ptbench.sandbox.firewall import filter_tool
 from ptbench.sandbox.forward import FORWARD_DIR, HostRelay, parse_ports
 from ptbench.sandbox.host import (
     HostTools,
@@ -70,7 +71,6 @@ from ptbench.sandbox.layout import (
 )
 from ptbench.sandbox.limits import EnforcedLimits, enforced_controllers, task_limits
 from ptbench.sandbox.masks import is_separate_verifier, masked_dirs
-from ptbench.sandbox.network import SlirpNetwork, filter_tool
 from ptbench.sandbox.notes import note_ignored_installs
 from ptbench.sandbox.process import Holder, run_command
 from ptbench.sandbox.roots import EnvDir, base_dir, sweep_stale
@@ -116,7 +116,6 @@ class LocalEnvironment(BaseEnvironment):
     ) -> None:
         # Read by the capability validators inside BaseEnvironment.__init__.
         self._gpu_nodes = gpu_device_nodes()
-        self._proxied = uses_proxy(kwargs.get("network_policy"), kwargs.get("phase_network_policies"))
         if disk not in ("image", "host"):
             raise ValueError(f"the local environment's disk is 'image' or 'host', not {disk!r}")
         self._disk_image = disk == "image"
@@ -139,10 +138,8 @@ class LocalEnvironment(BaseEnvironment):
             task_env_config=task_env_config,
             **kwargs,
         )
-        if not self._network_disabled or self._proxied:
-            filter_tool()  # a sandbox without its packet filter would reach the host's own addresses
-        if self._proxied:
-            route_tool()
+        filter_tool()  # every sandbox's connections go through the egress proxy (allowlist.py)
+        route_tool()
         self._workdir = task_env_config.workdir or self._image.workdir
         self._persistent_env = {**self._image.env, **self._persistent_env}  # the task's and job's variables win
         # Harbor's log mounts (sources in the trial dir) are never bound: a host dir the sandbox can write is a
@@ -167,8 +164,8 @@ class LocalEnvironment(BaseEnvironment):
                 )
         self._env_dir: EnvDir | None = None
         self._holder: Holder | None = None
-        self._network: SlirpNetwork | AllowlistNetwork | None = None  # slirp4netns, or the allowlist's proxy
-        self._egress = SandboxEgress(self.network_policy, egress_hosts) if self._proxied else None
+        self._network: AllowlistNetwork | None = None  # the egress proxy's listeners in the holder's namespace
+        self._egress = SandboxEgress(self.network_policy, egress_hosts)
         self._relay: HostRelay | None = None  # the host side of forwarded ports
         self._tools: HostTools | None = None
         self._paths: sandbox_files.PathMap | None = None
@@ -204,19 +201,16 @@ class LocalEnvironment(BaseEnvironment):
 
     @property
     def capabilities(self) -> EnvironmentCapabilities:
-        """No-network always; allowlists of names, wildcards and IPv4 addresses and ranges, and switching policies
-        between phases, when an allowlist is among its policies (then every phase runs behind the egress proxy);
-        logs are downloaded, never mounted; GPUs only when this host has NVIDIA device nodes."""
-        proxied = self._proxied
+        """No-network; allowlists of names, wildcards and IPv4 addresses and ranges; switching policies between
+        phases (every phase runs behind the egress proxy); logs are downloaded, never mounted; GPUs only when this
+        host has NVIDIA device nodes."""
         return EnvironmentCapabilities(
-            gpus=gpu_count(self._gpu_nodes) > 0, disable_internet=True, mounted=False, network_allowlist=proxied,
-            network_allowlist_hostnames=proxied, network_allowlist_wildcard_hostnames=proxied,
-            network_allowlist_ipv4_addresses=proxied, network_allowlist_ipv4_cidrs=proxied,
-            dynamic_network_policy=proxied)
+            gpus=gpu_count(self._gpu_nodes) > 0, disable_internet=True, mounted=False, network_allowlist=True,
+            network_allowlist_hostnames=True, network_allowlist_wildcard_hostnames=True,
+            network_allowlist_ipv4_addresses=True, network_allowlist_ipv4_cidrs=True, dynamic_network_policy=True)
 
     async def _apply_network_policy(self, network_policy: NetworkPolicy) -> None:
         """A phase's policy (Harbor switches before the agent and the verifier run): the proxy decides by it."""
-        assert self._egress is not None  # only a proxied environment says it can switch
         self._egress.apply(network_policy)
 
     @classmethod
@@ -279,9 +273,8 @@ class LocalEnvironment(BaseEnvironment):
             self._spawner = Spawner(self.session_id, [*thread_steps, sandbox_seccomp.installer()])
             await self._spawner.ready()
             self._env_dir, self._tools, self._holder_binds = env_dir, tools, binds
-            if self._egress is not None:
-                verifier = is_separate_verifier(self.session_id, self.trial_paths.trial_dir)
-                self._egress.open(Path(self.trial_paths.trial_dir), "verifier" if verifier else "agent")
+            verifier = is_separate_verifier(self.session_id, self.trial_paths.trial_dir)
+            self._egress.open(Path(self.trial_paths.trial_dir), "verifier" if verifier else "agent")
             await self._start_holder(seccomp)
         except BaseException:
             self._close_decoys()
@@ -300,7 +293,7 @@ class LocalEnvironment(BaseEnvironment):
 
     async def _start_holder(self, seccomp: bytes) -> None:
         """The sandbox's processes on its root: the holder (fresh pid, ipc, uts and network namespaces), the
-        network of a public sandbox, the forwarder of forwarded ports."""
+        egress proxy's listeners in its namespace, the forwarder of forwarded ports."""
         env_dir, tools, enforced = self._env_dir, self._tools, self._enforced
         assert env_dir is not None and tools is not None and enforced is not None
         gpu_nodes = self._gpu_nodes if self._effective_gpus > 0 else []
@@ -315,10 +308,7 @@ class LocalEnvironment(BaseEnvironment):
             _chain(enforced.spawn_step, HolderBoundingSet(capability_set())),
             seccomp_program=seccomp,
         )
-        if self._egress is not None:
-            self._network = await self._egress.attach(tools, self._holder.child_pid)
-        elif not self._network_disabled:
-            self._network = await SlirpNetwork.start(tools, self._holder.child_pid, env_dir.path / "network.log")
+        self._network = await self._egress.attach(tools, self._holder.child_pid)
         if self._relay is not None:
             forwarder = await self.exec(self._relay.command(), user="root", timeout_sec=60)
             if forwarder.return_code != 0:
@@ -346,8 +336,7 @@ class LocalEnvironment(BaseEnvironment):
         self._close_decoys()
         await self._stop_processes()
         await self._release_limits()
-        if self._egress is not None:
-            self._egress.close()
+        self._egress.close()
         env_dir, self._env_dir = self._env_dir, None
         if env_dir is None:
             return
@@ -410,8 +399,7 @@ class LocalEnvironment(BaseEnvironment):
             self.logger.warning(f"could not remove the cgroups of {self.session_id}: {', '.join(map(str, left))}")
 
     async def _stop_processes(self) -> None:
-        """Kill the holder (and with it every process inside) and the network relay, both at once (slirp4netns
-        takes ~25 ms to exit while the kernel removes its tap device)."""
+        """Kill the holder (and with it every process inside), stop the proxy's listeners and the port relay."""
         holder, self._holder = self._holder, None
         network, self._network = self._network, None
         spawner, self._spawner = self._spawner, None
@@ -458,8 +446,7 @@ class LocalEnvironment(BaseEnvironment):
             if not self._fresh or self._decoys is not None:
                 await self._end_agent_phase()
             await asyncio.to_thread(sandbox_files.empty_dir, paths.locate(str(EnvironmentPaths.verifier_dir)))
-            if self._egress is not None:
-                self._egress.begin_verifier()
+            self._egress.begin_verifier()
             # the agent's egress record (the trial's own, never one the agent wrote), for the verifier with its logs
             await asyncio.to_thread(hand_to_verifier, Path(self.trial_paths.trial_dir), paths)
         await asyncio.to_thread(sandbox_files.upload_dir, Path(source_dir), target)

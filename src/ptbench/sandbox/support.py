@@ -1,7 +1,7 @@
 """Can the local environment run this Harbor task? Checked before launching a job.
 
 Harbor builds environments outside a trial's error handling, so one task the environment rejects
-(GPUs it lacks, IPv6 allowlist entries, a phase network policy it cannot switch to: one without an allowlist)
+(GPUs it lacks, IPv6 allowlist entries)
 aborts the whole job and leaves that trial without a result. `check_task_supported` builds the same
 environments a trial would, with the same network plan, and reports every refusal as one line.
 """
@@ -26,11 +26,7 @@ from harbor.trial.network_policy import resolve_trial_network_plan
 from pydantic import ValidationError
 
 from ptbench.errors import first_line, validation_line
-from ptbench.sandbox.egress import uses_proxy
 from ptbench.sandbox.local import LocalEnvironment
-
-_NO_SWITCH = ("network policy differs from its environment's, and the local environment switches policies only "
-              "behind its egress proxy (when one of its phases has an allowlist)")
 
 
 def check_task_supported(task_dir: Path) -> list[str]:
@@ -68,13 +64,6 @@ def _step_problems(config: TaskConfig, paths: TaskPaths, step: StepConfig | None
     shared = plan.verifier_env_baseline is None
     phases = [plan.agent_phase, plan.verifier_phase] if shared else [plan.agent_phase]
     problems = _construction_problems(paths.environment_dir, config.environment, plan.agent_env_baseline, phases)
-    switches = uses_proxy(plan.agent_env_baseline, phases)  # a refused construction is the one problem
-    if plan.agent_phase != plan.agent_env_baseline and not (switches or problems):
-        problems.append(f"the agent phase's {_NO_SWITCH}")
-    if not shared:
-        switches = uses_proxy(plan.verifier_env_baseline, [plan.verifier_phase])
-    if plan.verifier_phase != plan.verifier_phase_baseline and not (switches or problems):
-        problems.append(f"the verifier phase's {_NO_SWITCH}")
     if not shared:
         definition = resolve_verifier_environment_definition(config, paths, step)
         if definition is not None and plan.verifier_env_baseline is not None:

@@ -15,6 +15,7 @@ from harbor.models.trial.result import ExceptionInfo, TimingInfo, TrialResult
 from pydantic import BaseModel, ValidationError
 
 from ptbench.catalog.spec import TaskSpec
+from ptbench.egress.summary import summarize
 from ptbench.errors import UserError, first_line, validation_line
 from ptbench.store.models import (
     PHASES,
@@ -137,6 +138,7 @@ def _trial_from_result(trial_dir: Path, job_id: str, result: TrialResult, meter:
         finished_at=result.finished_at,
         **_file_paths(trial_dir),
         inspect_log_path=outcome.verifier.inspect_log,
+        egress=summarize(trial_dir).model_dump_json(),
     )
     metrics = _metrics(result, rewards) + _compute(trial_compute(trial_dir, meter))
     return TrialRecord(trial=trial, metrics=metrics, phases=_phases(result))
@@ -291,6 +293,7 @@ def _unknown_trial(trial_dir: Path, job_id: str, reason: str) -> TrialRecord:
         model_name=_clip(config.agent.model_name, MAX_NAME_CHARS) if config and config.agent.model_name else None,
         seed=seed_of(config.agent) if config else None,
         **_file_paths(trial_dir),
+        egress=summarize(trial_dir).model_dump_json(),
     )
     return TrialRecord(trial=trial)
 

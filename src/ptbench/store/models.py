@@ -7,9 +7,10 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 2
-"""2: trial outcomes say which side failed (TRIAL_STATUSES), the score is the verifier's own (`score`, `scored`),
-and the verifier's status and reason, the agent's exit code and more file paths are stored. 1: ok/failed/unknown."""
+SCHEMA_VERSION = 3
+"""3: each trial's egress summary (`egress`, egress/summary.py). 2: trial outcomes say which side failed
+(TRIAL_STATUSES), the score is the verifier's own (`score`, `scored`), and the verifier's status and reason, the
+agent's exit code and more file paths are stored. 1: ok/failed/unknown."""
 
 TrialStatus = Literal[
     "ok", "agent-error", "agent-timeout", "verifier-error", "sandbox-died", "environment-error", "cancelled", "unknown"
@@ -106,6 +107,7 @@ class TrialRow(_Row):
     inspect_log_path: str | None = None
     agent_log_path: str | None = None
     reference_report_path: str | None = None
+    egress: str | None = Field(None, description="the trial's egress record summed up: EgressSummary JSON")
 
 
 class TrialRecord(_Row):

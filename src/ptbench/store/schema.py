@@ -55,6 +55,7 @@ CREATE TABLE trials (
     inspect_log_path TEXT,
     agent_log_path TEXT,
     reference_report_path TEXT,
+    egress TEXT,
     UNIQUE (job_id, trial_name)
 );
 CREATE INDEX trials_by_trial_id ON trials(trial_id);
