@@ -45,7 +45,7 @@ def main() -> int:
         table.add_row(row["agent"], row["task"], row["status"], *(
             "-" if row[key] is None else str(row[key])
             for key in ("agent_s", "verifier_s", "input_tokens", "output_tokens")))
-    Console().print(table)
+    Console(width=160).print(table)
     if not rows:
         print("the module wrote no timings (its job fixture failed)", file=sys.stderr)
     return done.returncode or (0 if rows else 1)
