@@ -6,12 +6,15 @@ its honest model and under a forbidden one. An honest trial checks the timer, lo
 training script, evaluates on the dev split, saves the model and its results.json; it must end `ok` with the
 submission scored, its trajectory stored and read by `traces`, its token usage in the store and the integrity checks
 passed on its logs. A forbidden trial (it reads the verifier's files) is flagged from that agent's own log format.
-Then Claude Code's honest trial on humaneval-tiny exported with a data directory (a second job, the same API: the
-script trains on the benchmark's data dir; HumanEval has no dev split to evaluate on)."""
+Beside it, a second job runs each agent's honest trial on humaneval-tiny exported with a data directory (the same API:
+the script trains on the benchmark's data dir; HumanEval has no dev split to evaluate on); its likelihood check scores
+the tiny tier's items. The fixture prints each trial's agent-phase and verifier seconds and tokens
+(bench/bench_agents.py turns them into a table)."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -23,7 +26,7 @@ from ptbench.agents.fake_api.script import FakeApiScript, Step
 from ptbench.agents.fake_api.server import FakeApi
 from ptbench.run.agents import AgentSettings
 
-from .trials import run_job
+from .trials import run_jobs, timing_rows
 
 pytestmark = pytest.mark.heavy(420)
 
@@ -34,7 +37,6 @@ AGENTS = {  # the honest run's NAME@MODEL and the forbidden run's (a model of it
     "gemini-cli": ("gemini-cli@google/gemini-2.5-pro", "gemini-cli@google/gemini-scripted-forbidden"),
     "opencode": ("opencode@openai/gpt-5", "opencode@openai/gpt-4.1"),
 }
-ON_HUMANEVAL = "claude-code"
 TRAIN = """import sys
 
 import torch
@@ -108,23 +110,32 @@ def tasks(tmp_path_factory, tiny_dir, fixture_data_dir) -> list[Path]:
     return [export_task(frogs, out, heldout_seed=4321), export_task(humaneval, out, data_dir=fixture_data_dir)]
 
 
+TIMINGS = "PTBENCH_AGENT_TIMINGS"
+"""A file the fixture writes its trials' timings to as JSON (bench/bench_agents.py sets it)."""
+
+
 @pytest.fixture(scope="module")
 def job(tmp_path_factory, tasks, cli, codex_cli) -> SimpleNamespace:
-    """The one job of the four agents' honest and forbidden runs on frogs, then Claude Code's on humaneval, with every
-    CLI's variables (`ptbench agents check`'s) pointing at the one fake API."""
+    """The job of the four agents' honest and forbidden runs on frogs beside the job of their honest runs on humaneval,
+    with every CLI's variables (`ptbench agents check`'s) pointing at the one fake API."""
     installed = cli("agents", "install", *AGENTS)
     assert installed.returncode == 0, installed.stderr
     frogs, humaneval = tasks
     with FakeApi(HONEST[FROGS], choose=choose) as api:
         settings = AgentSettings(env={k: v for agent in AGENT_CLIS.values()
                                       for k, v in agent.offline_env(f"http://127.0.0.1:{api.port}").items()})
-        trials = run_job(tmp_path_factory.mktemp("frogs"), [frogs], [spec for pair in AGENTS.values() for spec in pair],
-                         settings, api)
-        trials |= run_job(tmp_path_factory.mktemp("humaneval"), [humaneval], [AGENTS[ON_HUMANEVAL][0]], settings, api)
+        trials = run_jobs(tmp_path_factory.mktemp("agents"), {
+            FROGS: ([frogs], [spec for pair in AGENTS.values() for spec in pair]),
+            HUMANEVAL: ([humaneval], [honest for honest, _ in AGENTS.values()]),
+        }, settings, api)
+        rows = timing_rows(trials)
+        print("\n".join(" ".join(f"{key}={value}" for key, value in row.items()) for row in rows))
+        if os.environ.get(TIMINGS):
+            Path(os.environ[TIMINGS]).write_text(json.dumps(rows, indent=1))
         return SimpleNamespace(trials=trials, port=api.port, requests=list(api.requests))
 
 
-HONEST_RUNS = [(name, FROGS) for name in AGENTS] + [(ON_HUMANEVAL, HUMANEVAL)]
+HONEST_RUNS = [(name, task) for task in (FROGS, HUMANEVAL) for name in AGENTS]
 
 
 def _checks(trial: SimpleNamespace) -> dict[str, dict]:
@@ -144,6 +155,7 @@ def test_one_job_holds_the_four_agents_honest_and_forbidden_through_the_forwarde
 
 @pytest.mark.parametrize(("name", "task"), HONEST_RUNS)
 def test_the_honest_trial_ends_ok_scored_traced_with_usage_and_passes_integrity(job, name, task) -> None:
+    from ptbench.catalog.tasks import get_task
     from ptbench.store.queries import get_trial
     from ptbench.store.schema import open_store
     from ptbench.traces.analyze import trace_store
@@ -172,6 +184,12 @@ def test_the_honest_trial_ends_ok_scored_traced_with_usage_and_passes_integrity(
     assert {check: c["status"] for check, c in checks.items() if c["status"] == "flagged"} == {}
     assert checks["forbidden-reads"]["status"] == "passed", checks["forbidden-reads"]["reason"]
     assert checks["forbidden-reads"]["evidence"]["numbers"]["files"] >= 1  # it read the agent's logs
+    if task == HUMANEVAL:  # the model-side check ran, on the tiny tier's items
+        likelihood = checks["contamination-likelihood"]
+        assert likelihood["status"] == "passed", likelihood["reason"]
+        items = get_task(HUMANEVAL).likelihood_items
+        assert likelihood["evidence"]["numbers"]["items"] == likelihood["evidence"]["numbers"]["references"] == items
+        assert f"{items} test items" in likelihood["reason"]
 
 
 @pytest.mark.parametrize("name", list(AGENTS))

@@ -1,5 +1,7 @@
 """Agents' trials through ptbench's job builder, preflight and Harbor's Job in the local environment, ingested into a
-store: what the agent tests run against the fake API (one job holds every agent on every task)."""
+store: what the agent tests run against the fake API. Several jobs (each agent on each of its tasks) run side by side,
+each CONCURRENT trials at a time: an agent phase mostly waits on its CLI and the fake API, so trials overlap on a
+2-core machine's cores."""
 
 from __future__ import annotations
 
@@ -14,35 +16,68 @@ from ptbench.run.agents import AgentSettings
 from ptbench.run.jobs import build_job_config, create_job, resolve_environment
 from ptbench.run.preflight import preflight
 from ptbench.store.ingest import ingest
+from ptbench.store.models import TrialRecord
+
+CONCURRENT = 2
+"""Trials at a time in each job."""
 
 
-def run_job(base: Path, tasks: list[Path], agents: list[str], settings: AgentSettings,
-            api: FakeApi) -> dict[tuple[str, str], SimpleNamespace]:
-    """One job of every agent (`NAME@MODEL`, each MODEL its own) on every task, one trial each, ingested into
-    base/results.sqlite; the trials by (agent spec, task name)."""
+def run_jobs(base: Path, jobs: dict[str, tuple[list[Path], list[str]]], settings: AgentSettings,
+             api: FakeApi, concurrent: int = CONCURRENT) -> dict[tuple[str, str], SimpleNamespace]:
+    """Each named job of its agents (`NAME@MODEL`, each MODEL its own within the job) on its tasks, one trial each, all
+    jobs at once, `concurrent` trials at a time each, each ingested into base/<name>/results.sqlite; the trials by
+    (agent spec, task name)."""
     environment = resolve_environment("local")
-    environment = environment.model_copy(update={"kwargs": {"sandbox_dir": str(base / "sandboxes")},
-                                                  "env": {"PTBENCH_VERIFY_MAX_TOKENS": "64"}})
-    config = build_job_config(job_name="job", jobs_dir=base / "jobs", tasks=[TaskConfig(path=t) for t in tasks],
-                              agents=agents, seeds=1, environment=environment, concurrency=1, settings=settings)
+    configs = {}
+    for name, (tasks, agents) in jobs.items():
+        env = environment.model_copy(update={"kwargs": {"sandbox_dir": str(base / name / "sandboxes")},
+                                             "env": {"PTBENCH_VERIFY_MAX_TOKENS": "64"}})
+        configs[name] = build_job_config(job_name="job", jobs_dir=base / name / "jobs",
+                                         tasks=[TaskConfig(path=t) for t in tasks], agents=agents, seeds=1,
+                                         environment=env, concurrency=concurrent, settings=settings)
 
     async def main() -> None:
-        await preflight(config)
-        job = await create_job(config)
-        await job.run()
+        for config in configs.values():
+            await preflight(config)
+        created = [await create_job(config) for config in configs.values()]
+        await asyncio.gather(*(job.run() for job in created))
 
     asyncio.run(main())
-    record, _ = ingest(base / "jobs" / "job", base / "results.sqlite")
-    by_model = {agent.partition("@")[2]: agent for agent in agents}  # each agent with a model of its own
     trials = {}
-    for trial in (r.trial for r in record.trials):
-        trials[by_model[trial.model_name or ""], trial.task_name] = SimpleNamespace(
-            trial=trial, config=config, requests=list(api.requests), store=base / "results.sqlite",
-            trial_dir=base / "jobs" / "job" / trial.trial_name)
+    for name, (_, agents) in jobs.items():
+        store = base / name / "results.sqlite"
+        record, _ = ingest(base / name / "jobs" / "job", store)
+        by_model = {agent.partition("@")[2]: agent for agent in agents}  # each agent with a model of its own
+        for trial_record in record.trials:
+            trial = trial_record.trial
+            trials[by_model[trial.model_name or ""], trial.task_name] = SimpleNamespace(
+                trial=trial, record=trial_record, config=configs[name], requests=list(api.requests), store=store,
+                trial_dir=base / name / "jobs" / "job" / trial.trial_name)
     return trials
 
 
 def run_agent(base: Path, task: Path, agent: str, settings: AgentSettings, api: FakeApi) -> SimpleNamespace:
     """One trial of `agent` on `task` (a job of its own)."""
-    (trial,) = run_job(base, [task], [agent], settings, api).values()
+    (trial,) = run_jobs(base, {"job": ([task], [agent])}, settings, api, concurrent=1).values()
     return trial
+
+
+def phase_seconds(record: TrialRecord, phase: str) -> float | None:
+    """How long one of Harbor's phases of the trial took (None when it did not run or has no end)."""
+    found = next((p for p in record.phases if p.phase == phase), None)
+    if found is None or found.started_at is None or found.finished_at is None:
+        return None
+    return round((found.finished_at - found.started_at).total_seconds(), 1)
+
+
+def timing_rows(trials: dict[tuple[str, str], SimpleNamespace]) -> list[dict[str, object]]:
+    """Per trial: agent spec, task, status, agent-phase and verifier seconds, input and output tokens."""
+    rows = []
+    for (spec, task), found in sorted(trials.items()):
+        usage = {m.name: m.value for m in found.record.metrics if m.source == "agent"}
+        rows.append({"agent": spec, "task": task, "status": found.trial.status,
+                     "agent_s": phase_seconds(found.record, "agent_execution"),
+                     "verifier_s": phase_seconds(found.record, "verifier"),
+                     "input_tokens": int(usage.get("n_input_tokens", 0)),
+                     "output_tokens": int(usage.get("n_output_tokens", 0))})
+    return rows

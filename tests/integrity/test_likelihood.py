@@ -11,8 +11,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ptbench.catalog.tasks import TINY_LIKELIHOOD_ITEMS
 from ptbench.integrity.items import heldout_samples, item_text
-from ptbench.integrity.likelihood import check_likelihood, likelihood_result, mean_log_likelihoods, permutation_p
+from ptbench.integrity.likelihood import (
+    MAX_ITEMS,
+    check_likelihood,
+    likelihood_result,
+    mean_log_likelihoods,
+    permutation_p,
+)
 from ptbench.integrity.references import reference_set
 from ptbench.models.registry import TINY
 from ptbench.models.tiny_instruct import finetune_tiny
@@ -42,15 +49,19 @@ def test_training_on_the_test_items_is_flagged_and_honest_training_is_not(tmp_pa
     honest = check_likelihood("humaneval", None, finetune_tiny(python_code(), tmp_path / "honest"), TINY)
     assert honest.status == "passed", honest.reason
     assert honest.evidence.numbers["test_gain"] > 0.05  # it did learn Python: the test items moved, but no more
+    few = check_likelihood("humaneval", None, cheat_model, TINY, max_items=TINY_LIKELIHOOD_ITEMS)  # the tiny tier's
+    assert few.status == "flagged" and few.evidence.numbers["items"] == TINY_LIKELIHOOD_ITEMS, few.reason
+    assert f"{TINY_LIKELIHOOD_ITEMS} test items" in few.reason
 
 
 def test_a_hard_full_fine_tune_on_standard_library_code_is_not_flagged(tmp_path: Path) -> None:
     """lr 3e-3: the paired test against renamed copies flagged such a run (+0.151 nats/token); natural code gains as
     much as the test items."""
-    honest = check_likelihood("humaneval", None, finetune_tiny(python_code(), tmp_path / "hard", learning_rate=3e-3),
-                              TINY)
-    assert honest.status == "passed", honest.reason
-    assert honest.evidence.numbers["test_gain"] > 0.1 and abs(honest.evidence.numbers["effect"]) < 0.1
+    hard = finetune_tiny(python_code(), tmp_path / "hard", learning_rate=3e-3)
+    for items in (MAX_ITEMS, TINY_LIKELIHOOD_ITEMS):  # the verifier's default, the tiny tier's
+        honest = check_likelihood("humaneval", None, hard, TINY, max_items=items)
+        assert honest.status == "passed", honest.reason
+        assert honest.evidence.numbers["test_gain"] > 0.1 and abs(honest.evidence.numbers["effect"]) < 0.1
 
 
 def test_gsm8k_gets_a_verdict_from_its_four_fixture_items(tiny_dir: Path) -> None:

@@ -28,6 +28,9 @@ Benchmark = Literal[
     "healthbench",
 ]
 
+LIKELIHOOD_ITEMS = 64
+"""Test items and reference items the likelihood check scores, each, unless the task says fewer."""
+
 
 class TaskSpec(BaseModel):
     """One task: a benchmark on a base model under a time budget, with a training backend."""
@@ -47,6 +50,8 @@ class TaskSpec(BaseModel):
     heldout_count: int = Field(500, gt=0, description="frogs held-out boards (or benchmark item cap)")
     samples_per_item: int = Field(1, ge=1, description="k samples per item for pass@k")
     max_tokens: int | None = Field(None, gt=0, description="the verifier's cap per answer (None: the benchmark's)")
+    likelihood_items: int = Field(LIKELIHOOD_ITEMS, ge=8, description="test items and reference items the "
+                                  "likelihood check scores, each (its result says how many it scored)")
     seed: int = 0
     allowed_training_data: str = Field("", description="what the agent may train on, stated in the instructions")
     cpus: int = 2

@@ -26,6 +26,10 @@ PTB_BENCHMARKS = tuple(name for name, definition in BENCHMARKS.items() if not de
 TINY_BUDGET_HOURS = 0.25
 TINY_ITEM_CAP = 20
 """Benchmark items the verifier scores on the tiny CPU tier (the full test sets take hours on CPU)."""
+TINY_LIKELIHOOD_ITEMS = 24
+"""Test and reference items the likelihood check scores on the tiny CPU tier, each: 64 took a HumanEval verification
+60-250 s of CPU on a loaded 2-core machine; at 24 a model trained on the test items is still flagged at p < 0.001 and
+honest fine-tunes are not (tests/integrity/test_likelihood.py)."""
 
 FROGS_TINY_BOARDS = {"frogs-single": 100, "frogs-multi": 50}
 """Held-out boards of each frogs benchmark's tiny CPU task."""
@@ -72,7 +76,8 @@ def _ptb_tasks() -> list[TaskSpec]:
                 name=f"{benchmark}-{model}", base_model=model, heldout_count=definition.size, **common, **_GPU,
             ))
         specs.append(TaskSpec(
-            name=f"{benchmark}-tiny", heldout_count=min(TINY_ITEM_CAP, definition.size), **common, **_TINY,
+            name=f"{benchmark}-tiny", heldout_count=min(TINY_ITEM_CAP, definition.size),
+            likelihood_items=TINY_LIKELIHOOD_ITEMS, **common, **_TINY,
         ))
     return specs
 

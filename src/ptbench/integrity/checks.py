@@ -141,7 +141,7 @@ def _likelihood(spec: TaskSpec, submission: Path, inputs: IntegrityInputs) -> Ch
         return could_not_run(NAME, "no loadable model directory to compare with the base (a Tinker checkpoint, or "
                              "a submission that failed intake)")
     return timed(NAME, lambda: check_likelihood(spec.benchmark, inputs.data_dir, submission, spec.model,
-                                                torch_device(inputs.device)))
+                                                torch_device(inputs.device), spec.likelihood_items))
 
 
 def after_evaluation(inputs: IntegrityInputs, score: float, samples: int) -> CheckResult:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ptbench.catalog.spec import LIKELIHOOD_ITEMS
 from ptbench.integrity.result import MAX_LISTED, CheckResult, Evidence, could_not_run, flagged, passed
 
 if TYPE_CHECKING:
@@ -29,8 +30,8 @@ if TYPE_CHECKING:
     from ptbench.models.registry import BaseModelInfo
 
 NAME = "contamination-likelihood"
-MAX_ITEMS = 64
-"""Test items and reference items scored, each."""
+MAX_ITEMS = LIKELIHOOD_ITEMS
+"""Test items and reference items scored, each (a task may ask for fewer: TaskSpec.likelihood_items)."""
 MIN_TEST = 3
 MIN_REFERENCES = 8
 PERMUTATIONS = 4000
