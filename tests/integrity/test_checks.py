@@ -160,7 +160,22 @@ def test_edited_task_json_is_flagged_and_untouched_passes(tmp_path: Path) -> Non
     (tmp_path / "task.json").write_text(spec.model_copy(update={"budget_hours": 100.0}).model_dump_json() + "\n")
     result = check_protected(spec, tmp_path)
     assert result.status == "flagged" and "task.json" in result.evidence.files[0]
-    assert "ptbench/verify/agent_evaluate.py" in protected_hashes(spec)
+    assert "ptbench/verify/agent_evaluate.py" in protected_hashes()
+
+
+def test_task_json_from_an_older_ptbench_passes_and_a_changed_value_is_still_flagged(tmp_path: Path) -> None:
+    """The healthcheck wrote task.json at export; a field added to TaskSpec since (at its default) is no edit, while a
+    changed value, an added key or a file that is not a spec stays flagged."""
+    spec = get_task("humaneval-tiny").model_copy(update={"likelihood_items": 64})
+    older = json.loads(spec.model_dump_json())
+    older.pop("likelihood_items")  # as exported before the field existed, its default unchanged
+    (tmp_path / "task.json").write_text(json.dumps(older) + "\n")
+    assert check_protected(spec, tmp_path).status == "passed"
+    for edit in ({**older, "budget_hours": 100.0}, {**older, "note": "mine"}):
+        (tmp_path / "task.json").write_text(json.dumps(edit) + "\n")
+        assert check_protected(spec, tmp_path).status == "flagged"
+    (tmp_path / "task.json").write_text("not json")
+    assert check_protected(spec, tmp_path).status == "flagged"
 
 
 def test_overclaim_is_flagged_and_honest_claim_passes(tmp_path: Path) -> None:
