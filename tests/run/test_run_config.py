@@ -44,6 +44,33 @@ def test_every_seed_is_its_own_trial_config(tmp_path):
     assert config.jobs_dir.is_absolute() and config.environment.import_path == jobs.LOCAL_ENVIRONMENT
 
 
+def test_a_cli_agents_own_model_api_host_is_declared_for_the_record(tmp_path, monkeypatch):
+    """The run declares each agent CLI's own model API host (Harbor's `agent.extra_allowed_hosts`): the egress proxy
+    tags those connections `agent-api` and forbidden-network exempts them; a base URL on this host's loopback (the
+    fake API) is forwarded instead, another base URL is the host declared; agents that are not CLIs declare none."""
+    from ptbench.run.agents import AgentSettings
+
+    for variable in ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "GOOGLE_GEMINI_BASE_URL"):
+        monkeypatch.delenv(variable, raising=False)
+
+    def hosts(agent: str, env: dict[str, str] | None = None) -> list[str]:
+        config = jobs.build_job_config(
+            job_name="j", jobs_dir=tmp_path, tasks=jobs.resolve_tasks([str(RUN_TASKS / "echo")], tmp_path / "tasks"),
+            agents=[agent], seeds=1, environment=jobs.resolve_environment("local"), concurrency=1,
+            settings=AgentSettings(env=env or {}))
+        return config.agents[0].extra_allowed_hosts
+
+    assert hosts("claude-code@claude-sonnet-4-5") == ["api.anthropic.com"]
+    assert hosts("codex@gpt-5") == ["api.openai.com"]
+    assert hosts("gemini-cli@google/gemini-2.5-pro") == ["generativelanguage.googleapis.com"]
+    assert hosts("opencode@openai/gpt-5") == ["api.openai.com"]
+    assert hosts("claude-code@m", {"ANTHROPIC_BASE_URL": "http://127.0.0.1:8123"}) == []
+    assert hosts("codex@m", {"OPENAI_BASE_URL": "https://llm.example.test/v1"}) == ["llm.example.test"]
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "https://gateway.example.test")
+    assert hosts("claude-code@m") == ["gateway.example.test"]
+    assert hosts("reference") == [] and hosts("nop") == []
+
+
 def test_environments():
     assert jobs.resolve_environment("docker").type.value == "docker"
     assert jobs.resolve_environment("pkg.mod:Env").import_path == "pkg.mod:Env"

@@ -29,6 +29,8 @@ class AgentCli:
     """What follows the server's address in its base URL (`/v1` for the OpenAI clients)."""
     offline_model: str = ""
     """`NAME@MODEL` for a run against the fake API (the model name only labels the requests)."""
+    api_host: str = ""
+    """The host of the model API it calls when no base URL points it elsewhere."""
 
     def offline_env(self, server: str) -> dict[str, str]:
         """The variables that point the CLI at a model API served at `server` (`http://127.0.0.1:PORT`)."""
@@ -40,17 +42,19 @@ AGENT_CLIS: dict[str, AgentCli] = {
     for cli in (
         AgentCli("codex", "@openai/codex", "0.169.0", "codex", ("CODEX_AUTH_JSON_PATH", "CODEX_FORCE_AUTH_JSON"),
                  wire="OpenAI Responses", key_variable="OPENAI_API_KEY", base_url_variable="OPENAI_BASE_URL",
-                 url_suffix="/v1", offline_model="codex@gpt-5"),
+                 url_suffix="/v1", offline_model="codex@gpt-5", api_host="api.openai.com"),
         AgentCli("claude-code", "@anthropic-ai/claude-code", "2.1.328", "claude",
                  ("CLAUDE_CODE_OAUTH_TOKEN", "AWS_BEARER_TOKEN_BEDROCK"), wire="Anthropic Messages",
                  key_variable="ANTHROPIC_API_KEY", base_url_variable="ANTHROPIC_BASE_URL",
-                 offline_model="claude-code@claude-sonnet-4-5"),
+                 offline_model="claude-code@claude-sonnet-4-5", api_host="api.anthropic.com"),
         AgentCli("gemini-cli", "@google/gemini-cli", "0.61.0", "gemini", ("GOOGLE_APPLICATION_CREDENTIALS",),
                  "ptbench.agents.harbor:GeminiCli", wire="Google generateContent", key_variable="GEMINI_API_KEY",
-                 base_url_variable="GOOGLE_GEMINI_BASE_URL", offline_model="gemini-cli@google/gemini-2.5-pro"),
+                 base_url_variable="GOOGLE_GEMINI_BASE_URL", offline_model="gemini-cli@google/gemini-2.5-pro",
+                 api_host="generativelanguage.googleapis.com"),
         AgentCli("opencode", "opencode-ai", "1.18.33", "opencode", (), "ptbench.agents.harbor:OpenCode",
                  wire="OpenAI Responses", key_variable="OPENAI_API_KEY",
-                 base_url_variable="OPENAI_BASE_URL", url_suffix="/v1", offline_model="opencode@openai/gpt-5"),
+                 base_url_variable="OPENAI_BASE_URL", url_suffix="/v1", offline_model="opencode@openai/gpt-5",
+                 api_host="api.openai.com"),
     )
 }
 

@@ -3,6 +3,8 @@ environment (`--agent-kwarg`, `--agent-env`, `--agent-config`), and seed tags.""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -17,6 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from ptbench.agents.clis import cli_of
 from ptbench.errors import UserError, first_line
 from ptbench.trialdir.labels import REFERENCE, SEED_ENV
+
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost")
 
 
 def resolve_agent(spec: str) -> AgentConfig:
@@ -73,6 +77,24 @@ def with_settings(agent: AgentConfig, settings: AgentSettings) -> AgentConfig:
                                     "env": {**agent.env, **settings.env}}, deep=True)
 
 
+def with_api_host(agent: AgentConfig, environ: Mapping[str, str] = os.environ) -> AgentConfig:
+    """A CLI agent's config with its own model API host declared (Harbor's `extra_allowed_hosts`: added to an
+    allowlist, and tagged `agent-api` in the egress record, which the forbidden-network check exempts): the host of
+    its base URL variable (the agent's settings first, then this host's environment) or else the CLI's default API.
+    A base URL on this host's loopback (the fake API) declares nothing: `loopback_ports` forwards it."""
+    cli = cli_of(agent.name, agent.import_path)
+    if cli is None or not cli.api_host:
+        return agent
+    url = agent.env.get(cli.base_url_variable) or environ.get(cli.base_url_variable)
+    try:
+        host = urlsplit(url).hostname if url else cli.api_host
+    except ValueError as exc:
+        raise UserError(f"{cli.base_url_variable}={url!r} is not a URL: {exc}") from exc
+    if not host or host in _LOOPBACK_NAMES:
+        return agent
+    return agent.model_copy(update={"extra_allowed_hosts": [*agent.extra_allowed_hosts, host]}, deep=True)
+
+
 def loopback_ports(agents: list[AgentConfig]) -> list[int]:
     """Ports of this host's loopback that the agents' variables name in URLs (a model API here, e.g.
     `OPENAI_BASE_URL=http://127.0.0.1:8000/v1`): what the local environment forwards into the sandbox, and no more."""
@@ -84,7 +106,7 @@ def loopback_ports(agents: list[AgentConfig]) -> list[int]:
                 port = url.port
             except ValueError:
                 continue
-            if url.scheme in ("http", "https") and url.hostname in ("127.0.0.1", "localhost") and port:
+            if url.scheme in ("http", "https") and url.hostname in _LOOPBACK_NAMES and port:
                 ports.add(port)
     return sorted(ports)
 

@@ -22,7 +22,14 @@ from ptbench.catalog.spec import TaskSpec
 from ptbench.errors import UserError, first_line
 from ptbench.files import write_atomic
 from ptbench.paths import cache_dir
-from ptbench.run.agents import AgentSettings, loopback_ports, resolve_agent, with_seed, with_settings
+from ptbench.run.agents import (
+    AgentSettings,
+    loopback_ports,
+    resolve_agent,
+    with_api_host,
+    with_seed,
+    with_settings,
+)
 from ptbench.run.local_tinker import TinkerMode, with_tinker
 from ptbench.settings import env_name
 from ptbench.store.ingest import read_job
@@ -104,7 +111,7 @@ def build_job_config(
         raise UserError("--concurrency must be at least 1")
     if not agents:
         raise UserError("give at least one --agent")
-    resolved: list[AgentConfig] = [with_settings(resolve_agent(spec), settings or AgentSettings())
+    resolved: list[AgentConfig] = [with_api_host(with_settings(resolve_agent(spec), settings or AgentSettings()))
                                    for spec in dict.fromkeys(agents)]
     if is_local(environment) and (ports := loopback_ports(resolved)):
         environment = environment.model_copy(update={"kwargs": {**environment.kwargs, "forward_ports": ports}})
