@@ -121,6 +121,20 @@ def test_no_host_variable_reaches_any_process_or_file_inside(tmp_path, monkeypat
     assert {1, 2} <= set(found["pids"]) and len(found["pids"]) >= 5  # init, its child, forwarder, sleep, the scan
 
 
+def test_the_hosts_thread_counts_reach_the_sandbox_and_nothing_else_of_its_environment(tmp_path, monkeypatch):
+    """A thread count set on the host (OMP_NUM_THREADS and its kin) is a resource setting the sandbox honours, like
+    its CPU limit; a value that is not a small number is dropped, and other host variables stay out."""
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    monkeypatch.setenv("MKL_NUM_THREADS", "1; echo pwned")
+    monkeypatch.setenv("PTBENCH_HELDOUT_SEED", "4242")
+
+    async def scenario(env):
+        return await ok(env, 'echo "omp=$OMP_NUM_THREADS mkl=${MKL_NUM_THREADS-unset} '
+                                  'seed=${PTBENCH_HELDOUT_SEED-unset}"')
+
+    assert in_env(make_env(tmp_path), scenario).strip() == "omp=1 mkl=unset seed=unset"
+
+
 # An A query for any.test sent to 127.0.0.53:53; prints the answer's address.
 STUB_QUERY = r"""python3 - <<'EOF'
 import socket, struct

@@ -10,6 +10,7 @@ bound (HolderBoundingSet).
 from __future__ import annotations
 
 import ctypes
+import os
 import shlex
 from dataclasses import dataclass
 
@@ -44,6 +45,8 @@ _CAP_VERSION_3 = 0x20080522
 _PR_CAPBSET_DROP = 24
 
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+THREAD_COUNT_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+MAX_THREADS = 1024
 CWD_MISSING = 125  # exit code when the working directory does not exist (as `env -C` reports it)
 
 
@@ -90,15 +93,25 @@ def exec_command(
 
 
 def clean_environment(user: SandboxUser, path_first: list[str], merged: dict[str, str] | None) -> dict[str, str]:
-    """PATH (with ptbench's venv first), HOME, LANG and TERM, then Harbor's merged variables on top."""
+    """PATH (with ptbench's venv first), HOME, LANG and TERM, the host's thread counts, then Harbor's merged
+    variables on top."""
     environment = {
         "PATH": ":".join([*path_first, DEFAULT_PATH]),
         "HOME": user.home,
         "LANG": "C.UTF-8",
         "TERM": "xterm",
+        **host_thread_counts(),
     }
     environment.update(merged or {})
     return environment
+
+
+def host_thread_counts() -> dict[str, str]:
+    """The host's thread-count variables (OMP_NUM_THREADS and its kin) that hold a small number: a resource setting
+    the sandbox honours like its CPU limit (on a busy host, torch on one thread per process runs many times faster
+    than on one per core). No other host variable enters."""
+    return {name: value for name in THREAD_COUNT_VARIABLES
+            if (value := os.environ.get(name, "")).isdigit() and 0 < int(value) <= MAX_THREADS}
 
 
 class _CapHeader(ctypes.Structure):
