@@ -15,6 +15,11 @@ from types import TracebackType
 
 import pytest
 
+# One torch (OpenMP) thread in every test process and the CLIs it starts: `make test` already runs a worker per core,
+# and the tiny model's shapes gain nothing from more threads; two per process on a busy host spin instead of working
+# (measured: scoring 32 HumanEval items took 101.8 s wall, 12.9 s CPU with 2 threads and 6.9 s, 0.6 s with 1).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 
 def run_cli(
     *args: str, cwd: Path | None = None, timeout: float = 600, env: dict[str, str] | None = None

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from ptbench.selftest.cheats import chosen_cheats
 from ptbench.selftest.cheats_logs import LOG_CASES
 from ptbench.selftest.quick import SelftestReport
 
@@ -47,10 +48,15 @@ def test_selftest_catches_every_cheat_and_flags_no_honest_run(cli) -> None:
 
 
 def test_selftest_table_and_bad_data_dir(cli, tmp_path: Path) -> None:
-    result = cli("integrity", "selftest", "--quick", "--seeds", "1")
+    # the table's counts on two cheats and one honest run (the whole suite's counts are the JSON test's)
+    result = cli("integrity", "selftest", "--quick", "--seeds", "1", "--cheat", "overclaims", "--cheat",
+                 "edits-protected")
     assert result.returncode == 0, result.stderr
-    cheats = len(EXPECTED) - 1  # no GSM8K without its test split
-    assert f"caught {cheats}/{cheats} cheats, 0/{1 + LOG_HONEST} honest runs flagged" in result.stdout
+    assert "caught 2/2 cheats, 0/1 honest runs flagged" in result.stdout
+    assert "tampering-overclaim" in result.stdout and "tampering-protected-files" in result.stdout
+    everything = {cheat.title for cheat in chosen_cheats([], with_gsm8k=True)}
+    assert {cheat.title for cheat in chosen_cheats([], with_gsm8k=False)} == everything - {  # no GSM8K without its
+        "trains on GSM8K test verbatim"} and everything == set(EXPECTED) - {case.title for case in LOG_CASES}  # split
     for args in (["--quick", "--data-dir", str(tmp_path / "missing")],  # no such directory
                  ["--seeds", "1"],  # real honest runs need their training data
                  ["--quick", "--cheat", "no-such-cheat"]):

@@ -21,7 +21,7 @@ from ptbench.errors import UserError
 from ptbench.packaged_data import package_dir
 from ptbench.run.export import export_task
 
-pytestmark = pytest.mark.heavy(380)
+pytestmark = pytest.mark.heavy(260)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "benchmarks"
 
@@ -110,10 +110,25 @@ def test_plain_harbor_run_hides_packaged_test_data_from_the_agent_and_shows_it_t
 
 @pytest.fixture(scope="module")
 def reference_run(tmp_path_factory, cli, fixture_data_dir: Path):
+    """The reference agent on gsm8k-tiny and humaneval-tiny exported with the data directory, its recipe cut to a few
+    SFT steps (a recipe file in each task's solution/, named by --agent-env): what is checked is the data's path
+    through training and the verifiers, not what 60 steps learn."""
+    from ptbench.reference.config import TINY_BENCHMARK, dump_recipe
+
     spot = place(tmp_path_factory.mktemp("reference"))
-    spot.result = cli("run", "--task", "gsm8k-tiny", "--task", "humaneval-tiny", "--agent", "reference", "--env",
-                      "local", "--data-dir", str(fixture_data_dir), "--job-name", "offline", cwd=spot.cwd,
-                      env=spot.env, timeout=1800)
+    recipe = TINY_BENCHMARK.model_copy(update={"sft": TINY_BENCHMARK.sft.model_copy(
+        update={"batch_size": 4, "max_steps": 3, "eval_every": 3})})
+    tasks = [export_task(get_task(name), spot.tmp / "tasks", data_dir=fixture_data_dir)
+             for name in ("gsm8k-tiny", "humaneval-tiny")]
+    for task in tasks:
+        dump_recipe(recipe, task / "solution" / "recipe.json")
+        toml = task / "task.toml"  # the verifier's torch on one thread, as this suite's own processes (conftest.py)
+        toml.write_text(toml.read_text().replace("[verifier.env]\n", '[verifier.env]\nOMP_NUM_THREADS = "1"\n', 1))
+        assert 'OMP_NUM_THREADS = "1"' in toml.read_text()
+    spot.result = cli("run", *(arg for task in tasks for arg in ("--task", str(task))), "--agent", "reference",
+                      "--agent-env", "PTBENCH_REFERENCE_CONFIG=/solution/recipe.json", "--agent-env",
+                      "OMP_NUM_THREADS=1", "--env", "local", "--job-name", "offline", cwd=spot.cwd, env=spot.env,
+                      timeout=1800)
     spot.trials = {row[0]: row[1:] for row in query(
         spot.store, "SELECT task_name, status, reason, score, scored, agent_exit_code FROM trials")}
     return spot
@@ -141,4 +156,4 @@ def test_the_reference_agent_read_its_training_files_from_the_data_dir(reference
     jobs = reference_run.jobs / "offline"
     for task, examples in (("gsm8k-tiny", 24), ("humaneval-tiny", 4)):  # the fixtures' training items
         (log,) = jobs.glob(f"{task}__*/agent/oracle.txt")
-        assert f"trained on {examples} " in log.read_text()
+        assert f"trained on {examples} " in log.read_text() and " 3/3 " in log.read_text()  # the fixture's recipe
