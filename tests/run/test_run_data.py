@@ -122,13 +122,9 @@ def reference_run(tmp_path_factory, cli, fixture_data_dir: Path):
              for name in ("gsm8k-tiny", "humaneval-tiny")]
     for task in tasks:
         dump_recipe(recipe, task / "solution" / "recipe.json")
-        toml = task / "task.toml"  # the verifier's torch on one thread, as this suite's own processes (conftest.py)
-        toml.write_text(toml.read_text().replace("[verifier.env]\n", '[verifier.env]\nOMP_NUM_THREADS = "1"\n', 1))
-        assert 'OMP_NUM_THREADS = "1"' in toml.read_text()
     spot.result = cli("run", *(arg for task in tasks for arg in ("--task", str(task))), "--agent", "reference",
-                      "--agent-env", "PTBENCH_REFERENCE_CONFIG=/solution/recipe.json", "--agent-env",
-                      "OMP_NUM_THREADS=1", "--env", "local", "--job-name", "offline", cwd=spot.cwd, env=spot.env,
-                      timeout=1800)
+                      "--agent-env", "PTBENCH_REFERENCE_CONFIG=/solution/recipe.json", "--env", "local",
+                      "--job-name", "offline", cwd=spot.cwd, env=spot.env, timeout=1800)
     spot.trials = {row[0]: row[1:] for row in query(
         spot.store, "SELECT task_name, status, reason, score, scored, agent_exit_code FROM trials")}
     return spot
