@@ -230,7 +230,7 @@ def _existing_cgroups(paths: set[str]) -> list[Path]:
 
 def test_cgroup_v2_is_found_and_gets_v2_limit_files(tmp_path):
     """This host has v1; the v2 layout is checked on a fake hierarchy (plain files stand in for cgroupfs)."""
-    from ptbench.sandbox.limits import MiB, SandboxLimits, find_hierarchies, write_limits
+    from ptbench.sandbox.limits import MiB, SandboxLimits, find_hierarchies, read_cpu_seconds, write_limits
 
     mount = tmp_path / "cgroup"
     own = mount / "user.slice" / "ptbench.scope"
@@ -251,6 +251,10 @@ def test_cgroup_v2_is_found_and_gets_v2_limit_files(tmp_path):
     assert {path.name: path.read_text() for path in sandbox.iterdir()} == {
         "memory.max": str(256 * MiB), "memory.swap.max": "0", "cpu.max": "150000 100000", "pids.max": "64",
     }
+    (sandbox / "cpu.stat").write_text("usage_usec 2500000\nuser_usec 2000000\nsystem_usec 500000\n")
+    assert read_cpu_seconds(sandbox / "cpu.stat") == 2.5  # what the sandbox's processes used, in seconds
+    (sandbox / "cpu.stat").write_text("user_usec 2000000\n")
+    assert read_cpu_seconds(sandbox / "cpu.stat") is None  # no total: not measured, never 0
 
 
 @needs_cgroups

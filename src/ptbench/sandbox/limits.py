@@ -282,14 +282,7 @@ class EnforcedLimits:
     def cpu_seconds(self) -> float | None:
         """User + system CPU seconds of every process that was ever in the sandbox (the ended ones included, and on
         v1 the moments a spawner thread of ours spends in it); None where no cgroup counts them."""
-        if self._usage is None:
-            return None
-        text = _read(self._usage)
-        if self._usage.name == "cpuacct.usage":
-            return int(text) / 1e9 if text.isdigit() else None
-        fields = dict(line.split(maxsplit=1) for line in text.splitlines() if " " in line)
-        usec = fields.get("usage_usec", "")
-        return int(usec) / 1e6 if usec.isdigit() else None
+        return None if self._usage is None else read_cpu_seconds(self._usage)
 
     def close(self) -> list[Path]:
         """Kill whatever is left in the cgroups and remove them; the ones that would not go are returned."""
@@ -300,6 +293,16 @@ class EnforcedLimits:
         left = [cgroup for cgroup in self.cgroups if not remove_cgroup(cgroup, deadline)]
         self.cgroups = []
         return left
+
+
+def read_cpu_seconds(usage: Path) -> float | None:
+    """CPU seconds from a cgroup's counter: v1 `cpuacct.usage` (nanoseconds) or v2 `cpu.stat` (its `usage_usec`)."""
+    text = _read(usage)
+    if usage.name == "cpuacct.usage":
+        return int(text) / 1e9 if text.isdigit() else None
+    fields = dict(line.split(maxsplit=1) for line in text.splitlines() if " " in line)
+    usec = fields.get("usage_usec", "")
+    return int(usec) / 1e6 if usec.isdigit() else None
 
 
 def _join_file(version: int) -> str:
