@@ -47,7 +47,8 @@ def report(tmp_path_factory: pytest.TempPathFactory, cli) -> tuple[Path, Path]: 
     root = tmp_path_factory.mktemp("report")
     store = root / "results.sqlite"
     trials = [
-        _traced("alpha", "gsm8k", 0, 0.6, stderr=0.05, results_json='{"score": 0.6}', usage=(1000, 500, 0.5)),
+        _traced("alpha", "gsm8k", 0, 0.6, stderr=0.05, results_json='{"score": 0.6}', usage=(1000, 500, 0.5),
+                usage_file='{"schema_version": 1, "agent_cpu_seconds": 5400}'),
         _traced("alpha", "gsm8k", 1, 0.7),
         _traced("alpha", "humaneval", 0, 0.3), _traced("alpha", "humaneval", 1, 0.5),
         _traced("beta", "gsm8k", 0, 0.4, results_json='{"accuracy": "95%"}', usage=(2000, 1000, 1.5)),
@@ -114,6 +115,11 @@ def test_self_reports_and_spend_show_ptbench_scores_numbers_and_their_plots(
     assert (by_agent["beta"]["claims"], by_agent["beta"]["overclaim_rate"]) == (1, 1.0)
     spend = index_dom.split('<table id="spend">')[1].split("</table>")[0]
     assert '<td class="n" data-value="1500">1500' in spend and '<td class="n" data-value="3000">3000' in spend
+    alpha = spend.split("<tr><td>alpha</td>")[1].split("</tr>")[0]
+    assert '<td class="n">1.500</td>' in alpha  # the sandbox's 5,400 CPU seconds, in hours
+    pages = [page.read_text() for page in (out / "trials").glob("*.html")]
+    assert sum('<td id="cpu">5400.000 s</td>' in page for page in pages) == 1
+    assert sum('<td id="cpu">unknown</td>' in page for page in pages) == len(pages) - 1
     assert {"images/calibration.svg", "images/spend.svg"} <= set(json.loads((out / "manifest.json").read_text())[
         "images"])
     assert 'src="images/calibration.svg"' in index_dom and 'src="images/spend.svg"' in index_dom

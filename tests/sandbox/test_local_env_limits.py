@@ -16,6 +16,7 @@ from test_local_env_support import write_task
 
 from ptbench.sandbox.local import LocalEnvironment
 from ptbench.sandbox.support import check_task_supported
+from ptbench.sandbox.usage import read_usage
 
 # Root on a host whose cgroup filesystem we may write (not ptbench's opinion of it: that is what is tested).
 needs_cgroups = pytest.mark.skipif(
@@ -68,6 +69,13 @@ for process in started:
     process.kill()
     process.wait()
 print(len(started), failure)
+EOF"""
+
+# Spins until this process has used one CPU second (its own CPU time: the same under any load).
+BURN_CPU_SECOND = """python3 - <<'EOF'
+import time
+while time.process_time() < 1.0:
+    pass
 EOF"""
 
 # This shell's cgroup in each hierarchy that has one of the controllers, as host paths (no cgroup namespace).
@@ -222,7 +230,7 @@ def _existing_cgroups(paths: set[str]) -> list[Path]:
 
 def test_cgroup_v2_is_found_and_gets_v2_limit_files(tmp_path):
     """This host has v1; the v2 layout is checked on a fake hierarchy (plain files stand in for cgroupfs)."""
-    from ptbench.sandbox.limits import MiB, SandboxLimits, find_hierarchies, write_limits
+    from ptbench.sandbox.limits import MiB, SandboxLimits, find_hierarchies, read_cpu_seconds, write_limits
 
     mount = tmp_path / "cgroup"
     own = mount / "user.slice" / "ptbench.scope"
@@ -243,3 +251,39 @@ def test_cgroup_v2_is_found_and_gets_v2_limit_files(tmp_path):
     assert {path.name: path.read_text() for path in sandbox.iterdir()} == {
         "memory.max": str(256 * MiB), "memory.swap.max": "0", "cpu.max": "150000 100000", "pids.max": "64",
     }
+    (sandbox / "cpu.stat").write_text("usage_usec 2500000\nuser_usec 2000000\nsystem_usec 500000\n")
+    assert read_cpu_seconds(sandbox / "cpu.stat") == 2.5  # what the sandbox's processes used, in seconds
+    (sandbox / "cpu.stat").write_text("user_usec 2000000\n")
+    assert read_cpu_seconds(sandbox / "cpu.stat") is None  # no total: not measured, never 0
+
+
+@needs_cgroups
+def test_the_agent_phases_cpu_seconds_are_recorded_host_side_when_the_verifier_begins(tmp_path):
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "test.sh").write_text("true\n")
+    seen = {}
+
+    async def scenario(env):
+        await ok(env, BURN_CPU_SECOND)
+        await ok(env, "echo '{\"schema_version\": 1, \"agent_cpu_seconds\": 0}' > /logs/agent/sandbox_usage.json")
+        await env.upload_dir(tests, "/tests")  # the agent phase ends
+        seen["at the verifier"] = read_usage(tmp_path / "trial")
+        await ok(env, BURN_CPU_SECOND)  # the verifier's, not the agent's
+
+    in_env(make_env(tmp_path), scenario)
+    recorded = seen["at the verifier"]
+    assert recorded is not None and recorded.agent_cpu_seconds is not None
+    assert 0.5 <= recorded.agent_cpu_seconds < 1.9, recorded  # one burned second, not the verifier's
+    assert read_usage(tmp_path / "trial") == recorded  # written once, at the end of the agent phase
+
+
+@needs_cgroups
+def test_an_agent_phase_no_verifier_ended_is_recorded_when_the_sandbox_stops(tmp_path):
+    async def scenario(env):
+        await ok(env, BURN_CPU_SECOND)
+        assert read_usage(tmp_path / "trial") is None
+
+    in_env(make_env(tmp_path), scenario)
+    recorded = read_usage(tmp_path / "trial")
+    assert recorded is not None and recorded.agent_cpu_seconds is not None and recorded.agent_cpu_seconds >= 0.5

@@ -39,6 +39,8 @@ class Trial:
     """the agent's results.json, as the verifier's overclaim check read it (None: the check saw no file)."""
     usage: tuple[int, int, float | None] | None = None
     """the agent's input tokens, output tokens and API cost as Harbor recorded them (None: it reported none)."""
+    usage_file: str | None = None
+    """the sandbox's record of the agent phase (sandbox_usage.json at the trial dir's top; None: none)."""
 
 
 def write_job(root: Path, name: str, trials: list[Trial]) -> Path:
@@ -101,6 +103,8 @@ def _write_trial(root: Path, trial_dir: Path, job_id: uuid.UUID, trial: Trial) -
         (trial_dir / "agent" / "exit-code.txt").write_text("3")
     if trial.trajectory is not None:
         (trial_dir / "agent" / "trajectory.json").write_text(trial.trajectory)
+    if trial.usage_file is not None:
+        (trial_dir / "sandbox_usage.json").write_text(trial.usage_file)
     exception = None
     if trial.outcome == "agent-timeout":
         exception = ExceptionInfo(exception_type="AgentTimeoutError", exception_message="timed out after 60 s",

@@ -263,11 +263,13 @@ def test_self_report_calibration_and_spend_per_trial_and_per_agent(make_store, c
     start = datetime(2026, 11, 1, tzinfo=UTC)
     store = make_store({"j1": [
         Trial("honest", "gsm8k", "qwen3-1.7b", 0, reward=0.5, results_json='{"score": 0.5}',
-              usage=(1000, 500, 0.10), agent_run=(start, 1800)),
+              usage=(1000, 500, 0.10), agent_run=(start, 1800),
+              usage_file='{"schema_version": 1, "agent_cpu_seconds": 3240.5}'),
         Trial("boaster", "gsm8k", "qwen3-1.7b", 0, reward=0.2, results_json='{"eval": {"accuracy": "90%"}}',
-              usage=(4000, 1000, 2.0), agent_run=(start, 3600)),
+              usage=(4000, 1000, 2.0), agent_run=(start, 3600),
+              usage_file='{"schema_version": 1, "agent_cpu_seconds": 7200}'),
         Trial("boaster", "gsm8k", "qwen3-1.7b", 1, reward=0.3, results_json='{"loss": 0.3}',
-              usage=(3000, 1000, None), agent_run=(start, 600)),
+              usage=(3000, 1000, None), agent_run=(start, 600), usage_file='{"agent_cpu_seconds": -1}'),
         Trial("boaster", "gsm8k", "qwen3-1.7b", 2, reward=0.25),
     ]})
     report = score(store)
@@ -288,11 +290,14 @@ def test_self_report_calibration_and_spend_per_trial_and_per_agent(make_store, c
     assert (honest.spend.input_tokens, honest.spend.output_tokens, honest.spend.cost_usd,
             honest.spend.agent_seconds, honest.spend.gpu_hours) == (1000, 500, 0.10, 1800, None)
     assert (silent.spend.input_tokens, silent.spend.cost_usd) == (None, None)  # unknown, never 0
+    assert (honest.spend.cpu_seconds, boast.spend.cpu_seconds) == (3240.5, 7200)  # what the sandbox measured
+    assert (unreadable.spend.cpu_seconds, silent.spend.cpu_seconds) == (None, None)  # a bad record, none: unknown
     spend = {s.agent: s for s in report.spend}
     assert (spend["honest"].tokens, spend["honest"].cost_usd, spend["honest"].pareto) == (1500, 0.10, True)
     boaster = spend["boaster"]
     assert (boaster.tokens, boaster.tokens_unknown, boaster.cost_usd, boaster.cost_unknown, boaster.agent_hours) == (
         9000, 1, 2.0, 2, pytest.approx(4200 / 3600))
+    assert (spend["honest"].cpu_hours, boaster.cpu_hours) == (pytest.approx(3240.5 / 3600), 2.0)
     assert spend["boaster"].pareto is False  # scores lower for more
     done = cli("score", "--store", str(store), "--json")
     assert done.returncode == 0, done.stderr
@@ -300,4 +305,4 @@ def test_self_report_calibration_and_spend_per_trial_and_per_agent(make_store, c
     buffer = io.StringIO()
     Console(file=buffer, width=240).print(render(report))
     text = buffer.getvalue()
-    assert "self-reports" in text and "spend" in text and "boaster" in text
+    assert "self-reports" in text and "spend" in text and "boaster" in text and "CPU hours" in text

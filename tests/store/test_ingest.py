@@ -44,7 +44,9 @@ def test_every_field_of_a_real_job_is_stored(job_dir, store):
     assert {m.name: m.value for m in nop.metrics if m.source == "verifier"} == {"reward": 0.0, "steps": 1.0}
     assert [p.phase for p in oracle.phases] == ["environment_setup", "agent_setup", "agent_execution", "verifier"]
     assert Path(oracle.trial.log_path).is_file() and Path(oracle.trial.verifier_log_path).is_file()
-    assert rows(store, "SELECT count(*) FROM metrics")[0][0] == 4
+    for trial in (oracle, nop):  # the local sandbox measured each agent phase's CPU seconds
+        assert [(m.name, m.value >= 0) for m in trial.metrics if m.source == "sandbox"] == [("agent_cpu_seconds", True)]
+    assert rows(store, "SELECT count(*) FROM metrics")[0][0] == 6
     assert rows(store, "SELECT count(*) FROM phases")[0][0] == 8
     assert rows(store, "SELECT environment, n_total_trials FROM jobs") == [("local", 2)]
 

@@ -3,8 +3,9 @@
 The deadline is the stamp's end (`started_at + budget_seconds`) less a margin (5% of the budget, at least
 `MIN_MARGIN` and at most `MAX_MARGIN` seconds), so the recipe stops before Harbor's agent timeout, which equals the
 budget. Without a stamp (a run by hand) there is no deadline. What one dev evaluation and one save of the
-submission take is measured as the run goes; that much is always kept in reserve, so that after any training
-phase there is time to evaluate its result and save it if it is better. Training loops stop when the next step
+submission take is measured as the run goes; that much, and half again (`RESERVE_SLACK`: a machine's load can grow
+between a measurement and the last evaluation), is always kept in reserve, so that after any training phase there is
+time to evaluate its result and save it if it is better. Training loops stop when the next step
 would eat into the reserve (`TrainerCallback` for TRL trainers, `out_of_time()` for hand-written loops); a phase
 whose measured or estimated duration no longer fits is shrunk (`steps_that_fit`) or skipped.
 """
@@ -23,6 +24,9 @@ from ptbench.files import read_untrusted
 MIN_MARGIN = 20.0
 MAX_MARGIN = 600.0
 MARGIN_SHARE = 0.05
+RESERVE_SLACK = 1.5
+"""The reserve is this many times the slowest evaluation and save so far (measured: under a load that grew during the
+run, a 60 s budget's last evaluation overran the 20 s margin by 10 s with the bare slowest ones kept)."""
 
 
 def margin_for(budget_seconds: float) -> float:
@@ -62,8 +66,8 @@ class Deadline:
 
     @property
     def reserve(self) -> float:
-        """Seconds kept for one dev evaluation and one save, the longest of each measured so far."""
-        return self.evaluate_seconds + self.save_seconds
+        """Seconds kept for one dev evaluation and one save: the longest of each measured so far, with slack."""
+        return RESERVE_SLACK * (self.evaluate_seconds + self.save_seconds)
 
     def spare(self) -> float:
         """Seconds left for training (the reserve excluded)."""

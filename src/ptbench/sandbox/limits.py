@@ -10,6 +10,8 @@ and is reported so: without the memory controller the fallback is RLIMIT_AS per 
 Harbor is told memory is not limited); without cpu or pids there is none (RLIMIT_CPU caps CPU seconds, not
 a rate; RLIMIT_NPROC counts a uid's processes host-wide and does not bind root). Always: /dev/shm is a
 tmpfs capped by bwrap's `--size`, RLIMIT_FSIZE caps every file written, and RLIMIT_CORE is 0.
+The same cgroups count the CPU seconds the sandbox's processes use (`EnforcedLimits.cpu_seconds`): v1's cpuacct
+controller (a cgroup of its own where it is mounted apart from cpu), v2's `cpu.stat` of any of its cgroups.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ DEFAULT_MEMORY_SHARE = 0.75
 MAX_SHM = GiB
 CPU_PERIOD_US = 100_000
 CONTROLLERS = ("memory", "cpu", "pids")
+ACCOUNTING = "cpuacct"
+"""v1's CPU-time counter: it limits nothing, so it is no enforced controller, but the sandbox joins its cgroup too."""
 CGROUP_PREFIX = "ptbench-"
 _V1_UNLIMITED = 1 << 62  # v1 reports "no limit" as a huge page-rounded number
 _REMOVE_TIMEOUT_SEC = 10.0
@@ -111,7 +115,7 @@ def host_capacity() -> HostCapacity:
 
 def enforced_controllers() -> frozenset[str]:
     """The controllers (of memory, cpu, pids) whose limits sandboxes get on this host."""
-    return _usable(tuple(sorted(host_hierarchies().items())))
+    return _usable(tuple(sorted(host_hierarchies().items()))) & frozenset(CONTROLLERS)
 
 
 @cache
@@ -151,7 +155,7 @@ def find_hierarchies(proc_cgroup: str, mountinfo: str) -> dict[str, Hierarchy]:
             v2 = _locate(2, v2_mounts, path) or v2
             continue
         for name in names.split(","):
-            if name in CONTROLLERS and (hierarchy := _locate(1, v1_mounts.get(name, []), path)) is not None:
+            if name in (*CONTROLLERS, ACCOUNTING) and (hierarchy := _locate(1, v1_mounts.get(name, []), path)):
                 found[name] = hierarchy
     if v2 is not None:
         offered = _read(v2.path / "cgroup.controllers").split()
@@ -217,14 +221,15 @@ class EnforcedLimits:
         self._fds = procs_fds
         self._rlimits = rlimits
         self._versions: list[int] = []
+        self._usage: Path | None = None  # the file that counts the sandbox's CPU time (cpuacct.usage or cpu.stat)
 
     @classmethod
     def create(cls, name: str, limits: SandboxLimits) -> EnforcedLimits:
         """Make the sandbox's cgroups (named after `name` and this process) and set their limits."""
         hierarchies = host_hierarchies()
-        usable = enforced_controllers()
+        usable = _usable(tuple(sorted(hierarchies.items())))
         by_path: dict[Path, list[str]] = {}
-        for controller in CONTROLLERS:
+        for controller in (*CONTROLLERS, ACCOUNTING):
             if controller in usable:
                 by_path.setdefault(hierarchies[controller].path, []).append(controller)
         enforced = cls([], [], [(RLIMIT_FSIZE, (limits.file_size_bytes,) * 2), (RLIMIT_CORE, (0, 0))])
@@ -243,6 +248,8 @@ class EnforcedLimits:
                     write_limits(cgroup, hierarchy.version, controller, limits)
                 enforced._fds.append(os.open(cgroup / _join_file(hierarchy.version), os.O_WRONLY | os.O_CLOEXEC))
                 enforced._versions.append(hierarchy.version)
+                if enforced._usage is None and (hierarchy.version == 2 or ACCOUNTING in controllers):
+                    enforced._usage = cgroup / ("cpu.stat" if hierarchy.version == 2 else "cpuacct.usage")
         except BaseException:
             enforced.close()
             raise
@@ -272,6 +279,11 @@ class EnforcedLimits:
         parts = [f"{flags[which]} {hard // 1024}" for which, (_, hard) in self._rlimits]  # bash counts KiB
         return f"ulimit -S -H {' '.join(parts)} || exit 126"
 
+    def cpu_seconds(self) -> float | None:
+        """User + system CPU seconds of every process that was ever in the sandbox (the ended ones included, and on
+        v1 the moments a spawner thread of ours spends in it); None where no cgroup counts them."""
+        return None if self._usage is None else read_cpu_seconds(self._usage)
+
     def close(self) -> list[Path]:
         """Kill whatever is left in the cgroups and remove them; the ones that would not go are returned."""
         for fd in self._fds:
@@ -281,6 +293,16 @@ class EnforcedLimits:
         left = [cgroup for cgroup in self.cgroups if not remove_cgroup(cgroup, deadline)]
         self.cgroups = []
         return left
+
+
+def read_cpu_seconds(usage: Path) -> float | None:
+    """CPU seconds from a cgroup's counter: v1 `cpuacct.usage` (nanoseconds) or v2 `cpu.stat` (its `usage_usec`)."""
+    text = _read(usage)
+    if usage.name == "cpuacct.usage":
+        return int(text) / 1e9 if text.isdigit() else None
+    fields = dict(line.split(maxsplit=1) for line in text.splitlines() if " " in line)
+    usec = fields.get("usage_usec", "")
+    return int(usec) / 1e6 if usec.isdigit() else None
 
 
 def _join_file(version: int) -> str:

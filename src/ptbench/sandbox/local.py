@@ -75,6 +75,7 @@ from ptbench.sandbox.notes import note_ignored_installs
 from ptbench.sandbox.process import Holder, run_command
 from ptbench.sandbox.roots import EnvDir, base_dir, sweep_stale
 from ptbench.sandbox.spawn import Preexec, Spawner
+from ptbench.sandbox.usage import write_usage
 from ptbench.tinker_meter import RELAY_FILE, RelayRecord
 
 ENVIRONMENT_TYPE = "local"
@@ -182,6 +183,7 @@ class LocalEnvironment(BaseEnvironment):
             pids=int(pids_limit) if pids_limit is not None else None,
         )
         self._enforced: EnforcedLimits | None = None
+        self._usage_recorded = False  # the agent phase's CPU seconds are in the trial dir (usage.py)
         self._storage = storage_bytes(self._effective_storage_mb)
         self._max_download_bytes = int(max_download_mib) << 20 if max_download_mib is not None else self._storage
 
@@ -335,6 +337,7 @@ class LocalEnvironment(BaseEnvironment):
         """Kill every process of the sandbox; remove its root when delete, else keep it for inspection."""
         self._close_decoys()
         await self._stop_processes()
+        await asyncio.to_thread(self._record_usage)  # an agent phase that no verifier ended (a timeout, say)
         await self._release_limits()
         self._egress.close()
         env_dir, self._env_dir = self._env_dir, None
@@ -388,6 +391,14 @@ class LocalEnvironment(BaseEnvironment):
             raise RuntimeError(
                 f"the sandbox of {self.session_id} died (its first process was killed); every process in it is gone"
             )
+
+    def _record_usage(self) -> None:
+        """Once, in the agent's environment, when its processes have ended: the CPU seconds they used."""
+        trial_dir = Path(self.trial_paths.trial_dir)
+        if self._usage_recorded or self._enforced is None or is_separate_verifier(self.session_id, trial_dir):
+            return
+        self._usage_recorded = True
+        write_usage(trial_dir, self._enforced.cpu_seconds())
 
     async def _release_limits(self) -> None:
         """Once the holder is dead: kill anything left in the sandbox's cgroups and remove them."""
@@ -445,6 +456,7 @@ class LocalEnvironment(BaseEnvironment):
         if target.env_path.rstrip("/") == str(EnvironmentPaths.tests_dir):
             if not self._fresh or self._decoys is not None:
                 await self._end_agent_phase()
+            await asyncio.to_thread(self._record_usage)
             await asyncio.to_thread(sandbox_files.empty_dir, paths.locate(str(EnvironmentPaths.verifier_dir)))
             self._egress.begin_verifier()
             # the agent's egress record (the trial's own, never one the agent wrote), for the verifier with its logs

@@ -136,7 +136,7 @@ def _calibration(report: ScoreReport) -> Table:
 
 
 def _spend(report: ScoreReport) -> Table:
-    table = Table("agent", "trials", "score", "tokens", "API cost $", "agent hours", "GPU hours",
+    table = Table("agent", "trials", "score", "tokens", "API cost $", "agent hours", "CPU hours", "GPU hours",
                   "Tinker trained / sampled tokens, steps", "Pareto",
                   title="spend (unknown: the agent reported none; n? = trials without it)", title_justify="left")
     for s in report.spend:
@@ -146,9 +146,9 @@ def _spend(report: ScoreReport) -> Table:
                                                                           else "")
         tinker = MISSING if s.tinker is None else (
             f"{s.tinker.tokens_trained:,} / {s.tinker.tokens_sampled:,}, {s.tinker.optimizer_steps}")
+        pareto = MISSING if s.pareto is None else ("yes" if s.pareto else "no")
         table.add_row(Text(s.agent or MISSING), str(s.trials), _number(s.score), tokens, cost,
-                      _number(s.agent_hours), _number(s.gpu_hours), tinker, MISSING if s.pareto is None else
-                      ("yes" if s.pareto else "no"))
+                      _number(s.agent_hours), _number(s.cpu_hours), _number(s.gpu_hours), tinker, pareto)
     return table
 
 

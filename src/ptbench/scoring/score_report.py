@@ -73,6 +73,8 @@ class Spend(_Model):
     cost_usd: float | None = Field(None, description="the agent's API cost as Harbor totals it")
     wall_seconds: float | None = Field(None, description="the whole trial, set-up and verification included")
     agent_seconds: float | None = Field(None, description="the agent's phase")
+    cpu_seconds: float | None = Field(None, description="CPU seconds of the agent phase's sandbox processes, as "
+                                      "the sandbox measured them; None: not measured")
     gpus: int = Field(0, description="GPUs the task gives the agent")
     gpu_hours: float | None = Field(None, description="gpus x the agent's hours; None without a GPU")
     tinker: SessionCompute | None = Field(None, description="what it computed on the job's local Tinker, metered by "
@@ -178,6 +180,8 @@ class AgentSpend(_Model):
     cost_usd: float | None
     cost_unknown: int = Field(description="trials without an API cost")
     agent_hours: float | None
+    cpu_hours: float | None = Field(None, description="the agent phases' sandbox CPU hours, over the trials that "
+                                    "measured them")
     gpu_hours: float | None
     tinker: SessionCompute | None = Field(None, description="the trials' metered local Tinker compute, summed")
     pareto: bool | None = Field(None, description="on the score-vs-spend Pareto front; None: no score or spend")

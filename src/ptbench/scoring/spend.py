@@ -1,6 +1,7 @@
-"""Spend: what each trial cost (the agent's tokens and API cost as Harbor totals them, its wall time, GPU-hours
-where a GPU was given) and per agent the totals beside its score, for the score-vs-spend plot and its Pareto front.
-Unknown stays None ("unknown"), never 0: an agent that reports no usage did not spend nothing."""
+"""Spend: what each trial cost (the agent's tokens and API cost as Harbor totals them, its wall time, the CPU time
+its sandbox measured, GPU-hours where a GPU was given) and per agent the totals beside its score, for the
+score-vs-spend plot and its Pareto front. Unknown stays None ("unknown"), never 0: an agent that reports no usage did
+not spend nothing."""
 
 from __future__ import annotations
 
@@ -21,12 +22,14 @@ def trial_spend(record: TrialRecord, gpus: int) -> Spend:
     """One trial's spend from its stored metrics and phases."""
     usage = {_USAGE[m.name]: m.value for m in record.metrics if m.source == "agent" and m.name in _USAGE}
     metered = {m.name: int(m.value) for m in record.metrics if m.source == "tinker"}
+    cpu = next((m.value for m in record.metrics if m.source == "sandbox" and m.name == "agent_cpu_seconds"), None)
     agent = next((p for p in record.phases if p.phase == "agent_execution"), None)
     agent_seconds = _seconds(agent.started_at, agent.finished_at) if agent else None
     return Spend(
         input_tokens=_count(usage.get("input_tokens")), output_tokens=_count(usage.get("output_tokens")),
         cache_tokens=_count(usage.get("cache_tokens")), cost_usd=usage.get("cost_usd"),
         wall_seconds=_seconds(record.trial.started_at, record.trial.finished_at), agent_seconds=agent_seconds,
+        cpu_seconds=None if cpu is None else round(cpu, 3),
         gpus=gpus, gpu_hours=round(gpus * agent_seconds / 3600, 6) if gpus and agent_seconds is not None else None,
         tinker=SessionCompute.model_validate(metered) if metered else None)
 
@@ -49,12 +52,14 @@ def _agent(agent: str | None, trials: list[TrialScore], score: float | None) -> 
               if s.input_tokens is not None and s.output_tokens is not None]
     costs = [s.cost_usd for s in spends if s.cost_usd is not None]
     hours = [s.agent_seconds / 3600 for s in spends if s.agent_seconds is not None]
+    cpu_hours = [s.cpu_seconds / 3600 for s in spends if s.cpu_seconds is not None]
     gpu_hours = [s.gpu_hours for s in spends if s.gpu_hours is not None]
     return AgentSpend(
         agent=agent, trials=len(trials), score=score,
         tokens=sum(tokens) if tokens else None, tokens_unknown=len(spends) - len(tokens),
         cost_usd=round(sum(costs), 6) if costs else None, cost_unknown=len(spends) - len(costs),
-        agent_hours=round(sum(hours), 6) if hours else None, gpu_hours=round(sum(gpu_hours), 6) if gpu_hours else None,
+        agent_hours=round(sum(hours), 6) if hours else None, cpu_hours=round(sum(cpu_hours), 6) if cpu_hours else None,
+        gpu_hours=round(sum(gpu_hours), 6) if gpu_hours else None,
         tinker=_summed([s.tinker for s in spends if s.tinker is not None]))
 
 

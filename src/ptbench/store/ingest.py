@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from ptbench.catalog.spec import TaskSpec
 from ptbench.egress.summary import summarize
 from ptbench.errors import UserError, first_line, validation_line
+from ptbench.sandbox.usage import read_usage
 from ptbench.store.models import (
     PHASES,
     REWARD,
@@ -140,7 +141,7 @@ def _trial_from_result(trial_dir: Path, job_id: str, result: TrialResult, meter:
         inspect_log_path=outcome.verifier.inspect_log,
         egress=summarize(trial_dir).model_dump_json(),
     )
-    metrics = _metrics(result, rewards) + _compute(trial_compute(trial_dir, meter))
+    metrics = _metrics(result, rewards) + _compute(trial_compute(trial_dir, meter)) + _sandbox(trial_dir)
     return TrialRecord(trial=trial, metrics=metrics, phases=_phases(result))
 
 
@@ -322,6 +323,14 @@ def _compute(compute: SessionCompute | None) -> tuple[MetricRow, ...]:
     if compute is None:
         return ()
     return tuple(MetricRow(source="tinker", name=name, value=float(value)) for name, value in compute)
+
+
+def _sandbox(trial_dir: Path) -> tuple[MetricRow, ...]:
+    """What the trial's sandbox measured (sandbox/usage.py) as metrics of source `sandbox`; none when unknown."""
+    usage = read_usage(trial_dir)
+    if usage is None or usage.agent_cpu_seconds is None:
+        return ()
+    return (MetricRow(source="sandbox", name="agent_cpu_seconds", value=usage.agent_cpu_seconds),)
 
 
 def _finite(value: object) -> float | None:

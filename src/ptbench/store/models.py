@@ -60,9 +60,10 @@ class JobRow(_Row):
 
 
 class MetricRow(_Row):
-    """One named number of a trial: a verifier reward key, an agent usage count, or its local Tinker compute."""
+    """One named number of a trial: a verifier reward key, an agent usage count, its local Tinker compute, or what
+    its sandbox measured (the agent phase's CPU seconds)."""
 
-    source: Literal["verifier", "agent", "tinker"]
+    source: Literal["verifier", "agent", "tinker", "sandbox"]
     name: str
     value: float
 
