@@ -16,15 +16,19 @@ from pathlib import Path, PurePosixPath
 from harbor.models.task.config import NetworkPolicy
 from harbor.models.trial.config import TrialConfig
 from harbor.models.trial.paths import EnvironmentPaths
+from pydantic import ValidationError
 
 from ptbench.egress.policy import AllowPolicy
 from ptbench.egress.proxy import EgressProxy, resolve_here
 from ptbench.egress.record import FILE_NAME, EgressWriter
+from ptbench.files import UnsafeFile, read_untrusted
 from ptbench.sandbox import files as sandbox_files
 from ptbench.sandbox.allowlist import AllowlistNetwork, FakeAddresses
 from ptbench.sandbox.firewall import closed_networks
 from ptbench.sandbox.host import HostTools
-from ptbench.trialdir.reader import CONFIG, TrialDir, UnusableFile
+
+TRIAL_CONFIG = "config.json"
+MAX_TRIAL_CONFIG_BYTES = 4 << 20
 
 
 def parse_hosts(value: str | list[str] | None) -> dict[str, str]:
@@ -45,8 +49,9 @@ def agent_api_hosts(trial_dir: Path) -> AllowPolicy | None:
     `agent.extra_allowed_hosts` in config.json, which Harbor writes before the environment starts); None when there
     are none or the config cannot be read (then no event is exempt)."""
     try:
-        hosts = TrialDir(trial_dir).load(CONFIG, TrialConfig).agent.extra_allowed_hosts
-    except UnusableFile:
+        raw = read_untrusted(trial_dir / TRIAL_CONFIG, MAX_TRIAL_CONFIG_BYTES)
+        hosts = TrialConfig.model_validate_json(raw).agent.extra_allowed_hosts
+    except (OSError, UnsafeFile, ValidationError):
         return None
     return AllowPolicy.from_hosts(hosts) if hosts else None
 
