@@ -121,28 +121,14 @@ def trajectories(root: Path, seeds: int) -> list[Trajectory]:
 
 def fine_tune(texts: list[str], out: Path, seed: int, lr: float) -> Iterator[tuple[int, Path]]:
     """The tiny base model fine-tuned on `texts`, saved to `out` at each of CHECKPOINTS steps."""
-    import torch
+    from ptbench.models.tiny_instruct import tiny_training
 
-    from ptbench.models.loading import base_source, load_model, load_tokenizer
-    from ptbench.models.registry import TINY
-
-    torch.manual_seed(seed)
-    source = base_source(TINY)
-    tokenizer = load_tokenizer(source)
-    tokenizer.pad_token = tokenizer.pad_token or tokenizer.eos_token
-    model = load_model(None, source).train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
-    rng = random.Random(seed)
-    for step in range(1, max(CHECKPOINTS) + 1):
-        batch = tokenizer(rng.sample(texts, min(4, len(texts))), return_tensors="pt", padding=True, truncation=True,
-                          max_length=256)
-        labels = batch.input_ids.masked_fill(batch.attention_mask == 0, -100)
-        model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, labels=labels).loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
+    for step, model in tiny_training(texts, seed, lr):
         if step in CHECKPOINTS:
             model.save_pretrained(out, safe_serialization=True)
             yield step, out
+        if step == max(CHECKPOINTS):
+            return
 
 
 def run_trajectory(trajectory: Trajectory, deadline: float) -> list[dict[str, object]]:

