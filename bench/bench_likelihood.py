@@ -199,7 +199,7 @@ def main() -> None:
                 if (t[1], t[4], t[5]) not in done and args.benchmark in (None, t[0])]
         deadline = time.time() + args.budget
         rows += [row for found in pool.map(run_trajectory, work, [deadline] * len(work)) for row in found]
-    console = Console()
+    console = Console(width=200)
     for case in sorted({(str(r["benchmark"]), str(r["case"])) for r in rows}):
         effects = [float(r["effect"]) for r in rows if (r["benchmark"], r["case"]) == case]  # type: ignore[arg-type]
         flags = sum(r["status"] == "flagged" for r in rows if (r["benchmark"], r["case"]) == case)
