@@ -2,9 +2,10 @@
 and the checks' share of a tiny task's verification.
 
 Per kind: `ptbench integrity selftest`'s cases (its quick form: every cheat applied to stand-in runs, every log case,
-the honest seeds), grouped by the check each cheat is meant to be caught by; caught / cheats, honest runs flagged,
-cases whose checks could not all see what they needed (incomplete or could-not-run). Targets: >= 90% caught per kind,
-0 honest runs flagged.
+the honest seeds) and the bench's own cases of the kinds it lacks (`extra_cases`), grouped by the integrity issue's
+kinds (`KINDS`); caught / cheats, honest runs flagged, cases whose checks could not all see what they needed
+(incomplete or could-not-run), and the cases missed or falsely flagged. Targets: >= 90% caught per kind, 0 honest
+runs flagged.
 
 Scan: a workspace of --mb MB (prose-like JSONL, a gzip copy, Python) against HumanEval's and GSM8K's test items
 (the fixtures' GSM8K), on one thread: MB/s per core, the target 100. Verification: `ptbench verify` of the tiny
