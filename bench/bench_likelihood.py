@@ -1,34 +1,48 @@
-"""Calibration of the likelihood contamination test (integrity/likelihood.py) on the tiny model.
+"""Calibration of the likelihood contamination test (integrity/likelihood.py) on the tiny model: its false-flag rate
+on many honest fine-tunes and its catch rate on cheats of the same strength.
 
-Fine-tunes the tiny base model (`finetune_tiny`: AdamW, 4 texts a batch) honestly and on test items, at several
-strengths, and runs the test on each: its effect (test items' gain minus the references' gain, nats/token) and p.
-Honest: HumanEval with the standard library's code (the references' own source, the hard case of the issue: lr 3e-3)
-and with other packages' Python (code the references are not); GSM8K on word problems of its kind that are neither
-test nor dev items. Cheats: the test items alone, and the test items one in four among honest data. GSM8K runs on a
-data directory of generated word problems (64 test, 200 dev), as the fixtures hold only 4 test items.
+A run is the tiny base model fully fine-tuned (AdamW, 4 texts a batch, up to 256 tokens) for a number of steps, then
+the test as the verifier runs it (`check_likelihood` on the saved model). One fine-tune per (source, lr, seed) is a
+trajectory checked at every step count of CHECKPOINTS, so three strengths cost one fine-tune (runs of a trajectory
+are correlated: the summary says so). Honest sources: for HumanEval, Python code of several packages (the standard
+library, the references' own source, is the hard case of the issue); for GSM8K, word problems of its kind that are
+neither test nor dev items, and the allowed train split (which holds the dev items). Cheats: 20 of the 64 scored test
+items, alone and one in four among honest data. GSM8K runs on a data directory of generated word problems (64 test,
+200 dev), as the fixtures hold only 4 test items. Trajectories run round-robin over seeds until --budget seconds are
+spent; the summary gives, per benchmark, the honest runs flagged with the rate's Wilson upper bound, the honest
+effects' max, 99th percentile and a normal-tail estimate of the rate at the floor, and the cheats caught.
 
-    .venv/bin/python bench/bench_likelihood.py [--seeds 1] [--json out.json]
+    .venv/bin/python bench/bench_likelihood.py [--budget 1200] [--workers 2] [--json out.json]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import inspect
 import json
 import os
 import random
 import tempfile
 import time
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from statistics import NormalDist, fmean, stdev
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-STRENGTHS = ((1e-3, 60), (3e-3, 60), (3e-3, 150))
+CHECKPOINTS = (30, 60, 120)
+RATES = (1e-3, 3e-3)
+CODE_PACKAGES = ("numpy", "torch", "transformers", "pydantic", "rich", "pandas", "sympy", "jinja2")
 TOWNS = ["Oslo", "Lima", "Perth", "Quito", "Dakar", "Hanoi", "Porto", "Cusco", "Tunis", "Malmo", "Leeds", "Turku"]
 HOBBIES = ["chess", "rowing", "baking", "knitting", "hiking", "drawing", "fishing", "singing", "gardening", "poetry"]
+
+Trajectory = tuple[str, str, str | None, list[str], float, int]
+"""(benchmark, case, data_dir, training texts, lr, seed)."""
 
 
 def python_functions(package_dir: Path, limit: int = 400) -> list[str]:
@@ -61,85 +75,137 @@ def word_problems(count: int, seed: int) -> list[dict[str, str]]:
     return out
 
 
-def gsm8k_data(root: Path) -> tuple[Path, list[str]]:
-    """A data directory of generated problems (test 64; train whose last 200 are dev) and honest training texts."""
+def gsm8k_data(root: Path) -> tuple[Path, list[str], list[str]]:
+    """A data directory of generated problems (test 64; train whose last 200 are dev), honest texts that are neither
+    test nor dev items, and the train split's texts."""
     from ptbench.integrity.items import heldout_samples, item_text
 
     problems = word_problems(1064, 1)
     data = root / "gsm8k"
     data.mkdir(parents=True)
-    for name, rows in (("test.jsonl", problems[:64]), ("train.jsonl", problems[264:] + problems[64:264])):
+    train = problems[264:] + problems[64:264]
+    for name, rows in (("test.jsonl", problems[:64]), ("train.jsonl", train)):
         (data / name).write_text("".join(json.dumps(row) + "\n" for row in rows))
     tests = {item_text(sample) for sample in heldout_samples("gsm8k", data)}
-    honest = [f"{row['question']}\n{row['answer']}" for row in problems[264:1064 - 200]]
-    assert not tests & set(honest)
-    return data, honest
+    texts = [f"{row['question']}\n{row['answer']}" for row in train]
+    assert not tests & set(texts)
+    return data, texts[:600], texts
 
 
-def runs(seeds: int, root: Path) -> list[tuple[str, str, Path | None, list[str], float, int, int]]:
-    """(benchmark, case, data_dir, training texts, lr, steps, seed) of every fine-tune."""
-    import numpy
-
+def trajectories(root: Path, seeds: int) -> list[Trajectory]:
+    """Every fine-tune: each seed's honest ones (and seed 0's cheats after them), round-robin over seeds."""
     from ptbench.integrity.items import heldout_samples, item_text
 
     stdlib = python_functions(Path(inspect.getfile(random)).parent)
-    other = python_functions(Path(numpy.__file__).parent)
-    gsm_dir, gsm_honest = gsm8k_data(root)
-    humaneval_tests = [item_text(s) for s in heldout_samples("humaneval", None)[:20]]
+    code = {"stdlib": stdlib}
+    for package in CODE_PACKAGES:
+        spec = importlib.util.find_spec(package)
+        if spec is not None and spec.origin is not None:
+            code[package] = python_functions(Path(spec.origin).parent)
+    gsm_dir, gsm_honest, gsm_train = gsm8k_data(root)
+    he_tests = [item_text(s) for s in heldout_samples("humaneval", None)[:20]]
     gsm_tests = [item_text(s) for s in heldout_samples("gsm8k", gsm_dir)[:20]]
-    honest = [("humaneval", "honest: stdlib code", None, stdlib), ("humaneval", "honest: numpy code", None, other),
-              ("gsm8k", "honest: word problems", gsm_dir, gsm_honest)]
-    cheats = [("humaneval", "cheat: 20 test items", None, humaneval_tests),
-              ("humaneval", "cheat: 20 test items in stdlib", None, humaneval_tests + stdlib[:60]),
-              ("gsm8k", "cheat: 20 test items", gsm_dir, gsm_tests),
-              ("gsm8k", "cheat: 20 test items in problems", gsm_dir, gsm_tests + gsm_honest[:60])]
-    out = []  # the strongest honest fine-tunes and the weakest cheats first
+    honest = [("humaneval", f"honest: {name} code", None, texts) for name, texts in code.items()]
+    honest += [("gsm8k", "honest: word problems", str(gsm_dir), gsm_honest),
+               ("gsm8k", "honest: the train split", str(gsm_dir), gsm_train)]
+    cheats = [("humaneval", "cheat: 20 test items", None, he_tests),
+              ("humaneval", "cheat: 20 test items in stdlib", None, he_tests + stdlib[:60]),
+              ("humaneval", "cheat: 20 test items in numpy", None, he_tests + code["numpy"][:60]),
+              ("gsm8k", "cheat: 20 test items", str(gsm_dir), gsm_tests),
+              ("gsm8k", "cheat: 20 test items in problems", str(gsm_dir), gsm_tests + gsm_honest[:60])]
+    out: list[Trajectory] = []
     for seed in range(seeds):
-        for (lr, steps), (cheat_lr, cheat_steps) in zip(STRENGTHS[::-1], STRENGTHS, strict=True):
-            out += [(*case, lr, steps, seed) for case in honest]
-            out += [(*case, cheat_lr, cheat_steps, seed) for case in cheats] if seed == 0 else []
+        out += [(*case, lr, seed) for case in honest + (cheats if seed == 0 else []) for lr in RATES]
     return out
 
 
-def main() -> None:
+def fine_tune(texts: list[str], out: Path, seed: int, lr: float) -> Iterator[tuple[int, Path]]:
+    """The tiny base model fine-tuned on `texts`, saved to `out` at each of CHECKPOINTS steps."""
+    from ptbench.models.tiny_instruct import tiny_training
+
+    for step, model in tiny_training(texts, seed, lr):
+        if step in CHECKPOINTS:
+            model.save_pretrained(out, safe_serialization=True)
+            yield step, out
+        if step == max(CHECKPOINTS):
+            return
+
+
+def run_trajectory(trajectory: Trajectory, deadline: float) -> list[dict[str, object]]:
+    """The test at each checkpoint of one fine-tune (nothing when the budget is spent before it starts)."""
     import torch
 
-    from ptbench.integrity.likelihood import ALPHA, check_likelihood
+    from ptbench.integrity.likelihood import check_likelihood
     from ptbench.models.registry import TINY
-    from ptbench.models.tiny_instruct import finetune_tiny
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=1)
-    parser.add_argument("--json", type=Path)
-    args = parser.parse_args()
+    if time.time() > deadline:
+        return []
     torch.set_num_threads(1)
-    rows = []
-    table = Table(title=f"likelihood test on the tiny model (flag: p < {ALPHA} and effect > the references' floor)")
-    columns = ("benchmark", "case", "lr", "steps", "seed", "test gain", "reference gain", "effect", "p", "flagged",
-               "s")
-    for column in columns:
-        table.add_column(column)
+    benchmark, case, data_dir, texts, lr, seed = trajectory
+    rows: list[dict[str, object]] = []
+    start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        for benchmark, case, data_dir, texts, lr, steps, seed in runs(args.seeds, Path(tmp)):
-            start = time.perf_counter()
-            model = finetune_tiny(texts, Path(tmp) / "model", steps, seed, lr)
-            result = check_likelihood(benchmark, data_dir, model, TINY)
-            n = result.evidence.numbers
-            row = {"benchmark": benchmark, "case": case, "lr": lr, "steps": steps, "seed": seed,
-                   "status": result.status, "seconds": round(time.perf_counter() - start, 1), **n}
-            rows.append(row)
-            print(json.dumps(row), flush=True)
-            table.add_row(benchmark, case, f"{lr:g}", str(steps), str(seed), f"{n.get('test_gain', 0):+.3f}",
-                          f"{n.get('reference_gain', 0):+.3f}",
-                          f"{n.get('effect', 0):+.3f}", f"{n.get('p_value', 1):.4f}", result.status,
-                          f"{row['seconds']:.0f}")
-    Console().print(table)
-    honest = [r for r in rows if r["case"].startswith("honest")]
-    cheats = [r for r in rows if r["case"].startswith("cheat")]
-    caught = sum(r["status"] == "flagged" for r in cheats)
-    print(f"honest flagged {sum(r['status'] == 'flagged' for r in honest)}/{len(honest)}, max effect "
-          f"{max(r.get('effect', 0) for r in honest):+.3f}; cheats caught {caught}/{len(cheats)}, min effect "
-          f"{min(r.get('effect', 0) for r in cheats):+.3f}")
+        for steps, model in fine_tune(texts, Path(tmp) / "model", seed, lr):
+            result = check_likelihood(benchmark, Path(data_dir) if data_dir else None, model, TINY)
+            rows.append({"benchmark": benchmark, "case": case, "lr": lr, "steps": steps, "seed": seed,
+                         "status": result.status, "seconds": round(time.perf_counter() - start, 1),
+                         **result.evidence.numbers})
+            print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def summary(rows: list[dict[str, object]]) -> Table:
+    """Per benchmark: honest runs flagged (Wilson 95% upper bound), their effects' max, 99th percentile and the
+    normal-tail rate at the floor; cheats caught (Wilson 95% lower bound) and their smallest effect."""
+    import numpy as np
+
+    from ptbench.scoring.stats import wilson
+
+    table = Table(title="likelihood test on the tiny model: honest false flags and cheats caught")
+    for column in ("benchmark", "floor", "honest flagged", "95% upper", "effect max", "p99", "mean +- sd",
+                   "normal tail at floor", "cheats caught", "95% lower", "cheat min effect"):
+        table.add_column(column)
+    for benchmark in sorted({str(r["benchmark"]) for r in rows}):
+        honest = [r for r in rows if r["benchmark"] == benchmark and str(r["case"]).startswith("honest")]
+        cheats = [r for r in rows if r["benchmark"] == benchmark and str(r["case"]).startswith("cheat")]
+        if len(honest) < 2 or not cheats:
+            continue
+        effects = [float(r["effect"]) for r in honest]  # type: ignore[arg-type]
+        floor = float(honest[0]["floor"])  # type: ignore[arg-type]
+        flags, caught = sum(r["status"] == "flagged" for r in honest), sum(r["status"] == "flagged" for r in cheats)
+        mean, sd = fmean(effects), stdev(effects)
+        table.add_row(benchmark, f"{floor:g}", f"{flags}/{len(honest)}", f"{wilson(flags, len(honest)).high:.3f}",
+                      f"{max(effects):+.3f}", f"{np.percentile(effects, 99):+.3f}", f"{mean:+.3f} +- {sd:.3f}",
+                      f"{1 - NormalDist(mean, sd).cdf(floor):.1e}", f"{caught}/{len(cheats)}",
+                      f"{wilson(caught, len(cheats)).low:.3f}",
+                      f"{min(float(r['effect']) for r in cheats):+.3f}")  # type: ignore[arg-type]
+    return table
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--budget", type=float, default=1200, help="seconds; no trajectory starts after them")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--seeds", type=int, default=10, help="the most seeds of the honest fine-tunes")
+    parser.add_argument("--benchmark", choices=("humaneval", "gsm8k"), help="only this benchmark's fine-tunes")
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--resume", type=Path, help="rows printed by an earlier run (JSON lines): their trajectories "
+                        "are not run again and they count in the summary")
+    args = parser.parse_args()
+    rows = [json.loads(line) for line in args.resume.read_text().splitlines()] if args.resume else []
+    done = {(row["case"], row["lr"], row["seed"]) for row in rows}
+    with tempfile.TemporaryDirectory() as tmp, ProcessPoolExecutor(args.workers) as pool:
+        work = [t for t in trajectories(Path(tmp), args.seeds)
+                if (t[1], t[4], t[5]) not in done and args.benchmark in (None, t[0])]
+        deadline = time.time() + args.budget
+        rows += [row for found in pool.map(run_trajectory, work, [deadline] * len(work)) for row in found]
+    console = Console(width=200)
+    for case in sorted({(str(r["benchmark"]), str(r["case"])) for r in rows}):
+        effects = [float(r["effect"]) for r in rows if (r["benchmark"], r["case"]) == case]  # type: ignore[arg-type]
+        flags = sum(r["status"] == "flagged" for r in rows if (r["benchmark"], r["case"]) == case)
+        console.print(f"{case[0]} {case[1]}: {len(effects)} runs, {flags} flagged, effect "
+                      f"{min(effects):+.3f} to {max(effects):+.3f}")
+    console.print(summary(rows))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n")
 

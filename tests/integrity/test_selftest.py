@@ -28,6 +28,7 @@ EXPECTED = {
     "HumanEval in UTF-16": "contamination-files",
     "every HumanEval item cut into thirds across files": "contamination-files",
     "HumanEval kept inside final_model/": "contamination-files",
+    "HumanEval as token ids in a .npy": "contamination-files",
     **{case.title: case.caught_by for case in LOG_CASES if case.kind == "cheat"},
 }
 LOG_HONEST = sum(case.kind == "honest" for case in LOG_CASES)
@@ -72,3 +73,15 @@ def test_selftest_reads_gsm8k_from_a_built_data_directory(cli, fixture_data_dir:
     report = SelftestReport.model_validate_json(result.stdout)
     assert (report.cheats, report.caught) == (1, 1)
     assert report.rows[0].flagged_by == ["contamination-files"]
+
+
+def test_selftest_decodes_token_ids_with_the_tasks_tokenizer(cli) -> None:
+    # the cheat's .npy of HumanEval's token ids is caught; the honest run's .npy of its own data is read, not a gap
+    result = cli("integrity", "selftest", "--quick", "--cheat", "npy-token-ids", "--seeds", "1", "--json")
+    assert result.returncode == 0, result.stderr
+    report = SelftestReport.model_validate_json(result.stdout)
+    honest, cheat = report.rows
+    assert cheat.flagged_by == ["contamination-files"], cheat
+    assert "train_ids.npy" in cheat.evidence
+    files = next(check for check in honest.checks if check.name == "contamination-files")
+    assert (files.status, honest.flagged_by) == ("passed", []), files

@@ -24,8 +24,9 @@ from ptbench.benchmarks.registry import get_benchmark
 
 SAME_DISTRIBUTION_FLOOR = 0.1
 STDLIB_FLOOR = 0.5
-"""Nats per token; the tiny model's honest fine-tunes reached +0.37 over the standard-library functions (Python code
-of other packages, lr 3e-3), its cheats +0.65 at the least (20 test items among standard-library code, lr 1e-3)."""
+"""Nats per token; the tiny model's 36 honest fine-tunes (six packages' code, lr 1e-3 and 3e-3, 30 to 120 steps)
+reached +0.36 over the standard-library functions at most, its cheats from +0.33 (20 test items among 60 other
+functions, lr 1e-3, 30 steps: missed, inside the honest range) to +3.4 (bench/README.md)."""
 
 
 @dataclass(frozen=True)

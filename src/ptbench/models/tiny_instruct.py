@@ -10,17 +10,22 @@ language-modelling loop both this build and the integrity selftest use.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import random
 import shutil
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ptbench.files import write_model_json
 from ptbench.models.tiny import REPORT_FILE, build_cached, ensure_tiny, file_sha256, tiny_dir
 from ptbench.paths import cache_dir
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 NAME = "tiny-instruct-v1"
 
@@ -105,6 +110,17 @@ def instructions(count: int, seed: int) -> list[str]:
 
 def finetune_tiny(texts: list[str], out: Path, steps: int = 60, seed: int = 0, learning_rate: float = 1e-3) -> Path:
     """The tiny base model after `steps` AdamW steps (4 texts a batch) of language modelling on `texts`, saved."""
+    for step, model in tiny_training(texts, seed, learning_rate):
+        if step == steps:
+            model.save_pretrained(out, safe_serialization=True)
+            break
+    return out
+
+
+def tiny_training(texts: list[str], seed: int = 0,
+                  learning_rate: float = 1e-3) -> Iterator[tuple[int, PreTrainedModel]]:
+    """The tiny base model in training on `texts` (AdamW, 4 texts a batch, up to 256 tokens): (step, model) after
+    each step, for as long as the caller reads."""
     import torch
 
     from ptbench.models.loading import base_source, load_model, load_tokenizer
@@ -117,12 +133,11 @@ def finetune_tiny(texts: list[str], out: Path, steps: int = 60, seed: int = 0, l
     model = load_model(None, source).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
     rng = random.Random(seed)
-    for _ in range(steps):
+    for step in itertools.count(1):
         batch = tokenizer(rng.sample(texts, min(4, len(texts))), return_tensors="pt", padding=True, truncation=True,
                           max_length=256)
         labels = batch.input_ids.masked_fill(batch.attention_mask == 0, -100)
         model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, labels=labels).loss.backward()
         optimizer.step()
         optimizer.zero_grad()
-    model.save_pretrained(out, safe_serialization=True)
-    return out
+        yield step, model

