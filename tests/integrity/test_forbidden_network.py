@@ -13,12 +13,12 @@ from ptbench.integrity.forbidden_network import NAME, check_network
 SPEC = TaskSpec(name="gsm8k-qwen3-1.7b", benchmark="gsm8k", base_model="qwen3-1.7b", budget_hours=1)
 
 
-def record(tmp_path: Path, *events: tuple[str, str | None, bool]) -> Path:
+def record(tmp_path: Path, *events: tuple[str, str | None, bool], received: int = 0) -> Path:
     path = tmp_path / "egress.jsonl"
     writer = EgressWriter(path)
     for asked, url_path, allowed in events:
         writer.write(EgressEvent(time=1.0, phase="agent", protocol="http" if url_path else "tls", asked=asked,
-                                 address="127.0.0.1", port=443, path=url_path, allowed=allowed))
+                                 address="127.0.0.1", port=443, path=url_path, allowed=allowed, bytes_in=received))
     writer.close()
     return path
 
@@ -59,13 +59,27 @@ def test_forbidden_hosts_of_the_task_are_flagged(tmp_path: Path) -> None:
 def test_what_the_check_cannot_see_is_never_passed(tmp_path: Path) -> None:
     assert check_network(SPEC, None).status == "could-not-run"
     assert check_network(SPEC, tmp_path / "missing.jsonl").status == "could-not-run"
-    opaque = check_network(SPEC, record(tmp_path, ("huggingface.co", None, True)))
+    opaque = check_network(SPEC, record(tmp_path, ("huggingface.co", None, True), received=1 << 20))
     assert opaque.status == "incomplete" and "path was not visible" in opaque.reason
     (tmp_path / "egress.jsonl").unlink()
     path = record(tmp_path, ("pypi.org", None, True))
     assert check_network(SPEC, path).status == "passed"
     path.write_bytes(path.read_bytes() + b"garbage\n")
     assert check_network(SPEC, path).status == "incomplete"
+
+
+def test_hub_lookups_and_hub_connections_that_received_nothing_are_no_download(tmp_path: Path) -> None:
+    """What an honest offline reference run left (a library looked the hub up; the proxy could not reach it): nothing
+    came back, so nothing was downloaded, and the check passes instead of saying incomplete."""
+    path = tmp_path / "egress.jsonl"
+    writer = EgressWriter(path)
+    for protocol, port, allowed in (("dns", 53, True), ("tls", 443, False)):
+        writer.write(EgressEvent(time=1.0, phase="agent", protocol=protocol, asked="huggingface.co",
+                                 address="198.19.0.1", port=port, allowed=allowed,
+                                 reason="allowed, but not reached" if protocol == "tls" else ""))
+    writer.close()
+    result = check_network(SPEC, path)
+    assert result.status == "passed", result.reason
 
 
 def test_the_verifier_finds_the_record_beside_the_logs_and_a_replaced_one_is_not_a_pass(tmp_path: Path) -> None:
