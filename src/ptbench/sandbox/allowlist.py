@@ -147,8 +147,8 @@ class AllowlistNetwork:
     async def start(cls, tools: HostTools, pid: int, proxy: EgressProxy,
                     addresses: FakeAddresses) -> AllowlistNetwork:
         """Route, listen and load the table in the namespace of host pid `pid`; return once all are in place."""
-        await _run(tools.nsenter, "-t", str(pid), "-n", "--", route_tool(), "route", "add", "default", "dev", "lo",
-                   "src", "127.0.0.1")
+        await firewall.run_tool([tools.nsenter, "-t", str(pid), "-n", "--", route_tool(), "route", "add", "default",
+                                 "dev", "lo", "src", "127.0.0.1"], "route the sandbox's network")
         listener, datagrams, log = await asyncio.to_thread(sockets_in, pid)
         loop = asyncio.get_running_loop()
         try:
@@ -179,12 +179,3 @@ class AllowlistNetwork:
             asyncio.get_running_loop().remove_reader(self._log.fileno())
             self._read_log()  # what the loop has not read yet
             self._log.close()
-
-
-async def _run(*argv: str) -> None:
-    process = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.PIPE,
-                                                   stderr=asyncio.subprocess.STDOUT, env={}, start_new_session=True)
-    output, _ = await process.communicate()
-    if process.returncode != 0:
-        raise RuntimeError(f"could not route the sandbox's network: {output.decode(errors='replace').strip()[-200:]}")
-

@@ -12,9 +12,12 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 
 _FIB_TRIE = Path("/proc/net/fib_trie")
+MAX_TOOL_OUTPUT = 64 << 10
 _IF_INET6 = Path("/proc/net/if_inet6")
 _HOST_ROUTE_TYPES = ("LOCAL", "BROADCAST")  # delivered to the host itself
 # Delivered to the host on every host, whatever its routes say: "this network", multicast (a host that joined a
@@ -67,12 +70,24 @@ def filter_tool() -> str:
 async def load_script(nsenter: str, nft: str, pid: int, script: str) -> None:
     """Load an nftables script into the network namespace of host pid `pid` (as the host's root, from an empty
     environment); RuntimeError with nft's complaint if it cannot."""
-    process = await asyncio.create_subprocess_exec(
-        nsenter, "-t", str(pid), "-n", "--", nft, "-f", "-",
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-        env={}, start_new_session=True,
-    )
-    output, _ = await process.communicate(script.encode())
+    await run_tool([nsenter, "-t", str(pid), "-n", "--", nft, "-f", "-"], "load the sandbox's packet filter",
+                   stdin=script.encode())
+
+
+async def run_tool(argv: list[str], what: str, stdin: bytes | None = None) -> str:
+    """Run a host tool from an empty environment in its own session, with `stdin`, and return its output once it has
+    exited; RuntimeError "could not WHAT: <its last complaint>" when it fails. Input and output go through temporary
+    files, never pipes: a pipe's other end inherited by any other process (a fork of another trial's start, a child
+    the tool left running) would keep the wait going after the tool is done."""
+    with tempfile.TemporaryFile() as given, tempfile.TemporaryFile() as output:
+        given.write(stdin or b"")
+        given.seek(0)
+        process = await asyncio.create_subprocess_exec(*argv, stdin=given, stdout=output, stderr=subprocess.STDOUT,
+                                                       env={}, start_new_session=True)
+        await process.wait()
+        output.seek(0)
+        text = output.read(MAX_TOOL_OUTPUT).decode(errors="replace")
     if process.returncode != 0:
-        lines = output.decode(errors="replace").strip().splitlines()
-        raise RuntimeError(f"could not load the sandbox's packet filter: {lines[0] if lines else 'nft failed'}")
+        lines = text.strip().splitlines()
+        raise RuntimeError(f"could not {what}: {lines[-1] if lines else f'exit {process.returncode}'}"[:300])
+    return text
