@@ -25,7 +25,8 @@ from rich.table import Table
 
 from ptbench.demo.phases import HARBOR_PHASES
 from ptbench.demo.summary import DemoSummary
-from ptbench.sandbox.usage import read_usage
+from ptbench.sandbox.usage import FILE_NAME, SandboxUsage
+from ptbench.trialdir.reader import TrialDir
 
 LOAD = 3
 HOG = "while True: pass"
@@ -52,7 +53,8 @@ def run_demo(work: Path, name: str, load: int, boards: int | None) -> tuple[int,
 
 def agent_cpu(work: Path, name: str) -> str:
     """The agent phase's CPU seconds, as the sandbox recorded them in the demo's trial dir."""
-    usages = [read_usage(trial) for trial in (work / "work" / "jobs" / name).glob("*/")]
+    trials = (work / "work" / "jobs" / name).glob("*/")
+    usages = [TrialDir(trial).load_optional(FILE_NAME, SandboxUsage) for trial in trials]
     seconds = [u.agent_cpu_seconds for u in usages if u is not None and u.agent_cpu_seconds is not None]
     return f"{sum(seconds):.0f}" if seconds else "-"
 

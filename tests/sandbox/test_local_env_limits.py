@@ -16,7 +16,8 @@ from test_local_env_support import write_task
 
 from ptbench.sandbox.local import LocalEnvironment
 from ptbench.sandbox.support import check_task_supported
-from ptbench.sandbox.usage import read_usage
+from ptbench.sandbox.usage import FILE_NAME, SandboxUsage
+from ptbench.trialdir.reader import TrialDir
 
 # Root on a host whose cgroup filesystem we may write (not ptbench's opinion of it: that is what is tested).
 needs_cgroups = pytest.mark.skipif(
@@ -268,22 +269,27 @@ def test_the_agent_phases_cpu_seconds_are_recorded_host_side_when_the_verifier_b
         await ok(env, BURN_CPU_SECOND)
         await ok(env, "echo '{\"schema_version\": 1, \"agent_cpu_seconds\": 0}' > /logs/agent/sandbox_usage.json")
         await env.upload_dir(tests, "/tests")  # the agent phase ends
-        seen["at the verifier"] = read_usage(tmp_path / "trial")
+        seen["at the verifier"] = usage_of(tmp_path / "trial")
         await ok(env, BURN_CPU_SECOND)  # the verifier's, not the agent's
 
     in_env(make_env(tmp_path), scenario)
     recorded = seen["at the verifier"]
     assert recorded is not None and recorded.agent_cpu_seconds is not None
     assert 0.5 <= recorded.agent_cpu_seconds < 1.9, recorded  # one burned second, not the verifier's
-    assert read_usage(tmp_path / "trial") == recorded  # written once, at the end of the agent phase
+    assert usage_of(tmp_path / "trial") == recorded  # written once, at the end of the agent phase
 
 
 @needs_cgroups
 def test_an_agent_phase_no_verifier_ended_is_recorded_when_the_sandbox_stops(tmp_path):
     async def scenario(env):
         await ok(env, BURN_CPU_SECOND)
-        assert read_usage(tmp_path / "trial") is None
+        assert usage_of(tmp_path / "trial") is None
 
     in_env(make_env(tmp_path), scenario)
-    recorded = read_usage(tmp_path / "trial")
+    recorded = usage_of(tmp_path / "trial")
     assert recorded is not None and recorded.agent_cpu_seconds is not None and recorded.agent_cpu_seconds >= 0.5
+
+
+def usage_of(trial_dir):
+    """The sandbox's usage record in a trial dir, read as ingest reads it (None when it has none)."""
+    return TrialDir(trial_dir).load_optional(FILE_NAME, SandboxUsage)

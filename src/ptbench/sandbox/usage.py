@@ -1,6 +1,7 @@
 """What the agent's sandbox computed, measured by the sandbox itself: the CPU seconds of every process of the agent
 phase, counted by the sandbox's cgroups (limits.py) when that phase ends and written host-side at the top of the
-trial dir (sandbox_usage.json), where no file of the sandbox is ever copied; the store ingests it as metrics of
+trial dir (sandbox_usage.json), where no file of the sandbox is ever copied; the store ingests it (read with
+trialdir's capped reader) as metrics of
 source `sandbox` (a missing or unreadable record is "unknown", never 0)."""
 
 from __future__ import annotations
@@ -8,12 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from ptbench.files import UnsafeFile, read_untrusted, write_model_json
+from ptbench.files import write_model_json
 
 FILE_NAME = "sandbox_usage.json"
-MAX_BYTES = 1 << 16
 
 
 class SandboxUsage(BaseModel):
@@ -30,10 +30,3 @@ def write_usage(trial_dir: Path, cpu_seconds: float | None) -> None:
     """Record the agent phase's CPU seconds in the trial dir."""
     write_model_json(trial_dir / FILE_NAME, SandboxUsage(agent_cpu_seconds=cpu_seconds))
 
-
-def read_usage(trial_dir: Path) -> SandboxUsage | None:
-    """The trial's record; None when it has none or it cannot be read (a symlink, too large, not the model)."""
-    try:
-        return SandboxUsage.model_validate_json(read_untrusted(trial_dir / FILE_NAME, MAX_BYTES))
-    except (OSError, UnsafeFile, ValidationError):
-        return None

@@ -17,7 +17,8 @@ from pydantic import BaseModel, ValidationError
 from ptbench.catalog.spec import TaskSpec
 from ptbench.egress.summary import summarize
 from ptbench.errors import UserError, first_line, validation_line
-from ptbench.sandbox.usage import read_usage
+from ptbench.sandbox.usage import FILE_NAME as USAGE_FILE
+from ptbench.sandbox.usage import SandboxUsage
 from ptbench.store.models import (
     PHASES,
     REWARD,
@@ -69,8 +70,8 @@ def read_job(job_dir: Path) -> JobRecord:
         raise UserError(f"job directory not found: {job_dir}")
     if not any((job_dir / name).exists() for name in ("config.json", "result.json")):
         raise UserError(f"not a Harbor job directory (no config.json or result.json): {job_dir}")
-    job_result = _optional(TrialDir(job_dir), RESULT, JobResult)
-    job_config = _optional(TrialDir(job_dir), CONFIG, JobConfig)
+    job_result = TrialDir(job_dir).load_optional(RESULT, JobResult)
+    job_config = TrialDir(job_dir).load_optional(CONFIG, JobConfig)
     trial_dirs = [
         entry
         for entry in sorted(job_dir.iterdir())
@@ -327,7 +328,7 @@ def _compute(compute: SessionCompute | None) -> tuple[MetricRow, ...]:
 
 def _sandbox(trial_dir: Path) -> tuple[MetricRow, ...]:
     """What the trial's sandbox measured (sandbox/usage.py) as metrics of source `sandbox`; none when unknown."""
-    usage = read_usage(trial_dir)
+    usage = TrialDir(trial_dir).load_optional(USAGE_FILE, SandboxUsage)
     if usage is None or usage.agent_cpu_seconds is None:
         return ()
     return (MetricRow(source="sandbox", name="agent_cpu_seconds", value=usage.agent_cpu_seconds),)
@@ -388,17 +389,11 @@ def _job_id(job_dir: Path, job_result: JobResult | None, trial_dirs: list[Path])
     if job_result is not None:
         return str(job_result.id)
     for trial_dir in trial_dirs:
-        config = _optional(TrialDir(trial_dir), CONFIG, TrialConfig)
+        config = TrialDir(trial_dir).load_optional(CONFIG, TrialConfig)
         if config is not None and config.job_id is not None:
             return str(config.job_id)
     return str(uuid.uuid5(uuid.NAMESPACE_URL, job_dir.resolve().as_uri()))
 
-
-def _optional[M: BaseModel](files: TrialDir, relative: str, model: type[M]) -> M | None:
-    try:
-        return files.load(relative, model)
-    except UnusableFile:
-        return None
 
 
 def _one_line(text: str) -> str:

@@ -82,6 +82,13 @@ class TrialDir:
         except ValidationError as exc:
             raise UnusableFile(f"not a valid {model.__name__}: {first_line(str(exc))}") from None
 
+    def load_optional[M: BaseModel](self, relative: str, model: type[M]) -> M | None:
+        """The file parsed as `model`; None when it is missing or unusable."""
+        try:
+            return self.load(relative, model)
+        except UnusableFile:
+            return None
+
     def result(self) -> TrialResult:
         """Harbor's result.json."""
         return self.load(RESULT, TrialResult)
