@@ -21,7 +21,7 @@ from ptbench.errors import UserError
 from ptbench.packaged_data import package_dir
 from ptbench.run.export import export_task
 
-pytestmark = pytest.mark.heavy(260)
+pytestmark = pytest.mark.heavy(200)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "benchmarks"
 SNOOP = "snoop_agent:SnoopAgent"
