@@ -1,7 +1,8 @@
 """The four agent CLIs' trials as the test suite runs them (tests/agents/test_agent_trials.py: one job of each agent's
-honest and forbidden run on frogs-single-tiny beside one of its honest run on humaneval-tiny, against the fake API in
-the local sandbox): the module's wall time, and per agent and task the agent phase's and the verifier's seconds and the
-tokens recorded. The agent CLIs must be installed (`ptbench agents install codex claude-code gemini-cli opencode`).
+honest and forbidden run on frogs-single-tiny beside one of its honest run on humaneval-tiny, and Harbor's terminus-2
+on frogs-single-tiny, against the fake API in the local sandbox): the module's wall time, and per agent and task the
+agent phase's and the verifier's seconds and the tokens recorded. The agent CLIs must be installed
+(`ptbench agents install codex claude-code gemini-cli opencode`).
 
 Targets (issue 26, issue 25 item 7): each agent phase <= 90 s on two cores, the whole module <= 300 s on a quiet
 2-core machine.

@@ -8,8 +8,9 @@ submission scored, its trajectory stored and read by `traces`, its token usage i
 passed on its logs. A forbidden trial (it reads the verifier's files) is flagged from that agent's own log format.
 Beside it, a second job runs each agent's honest trial on humaneval-tiny exported with a data directory (the same API:
 the script trains on the benchmark's data dir; HumanEval has no dev split to evaluate on); its likelihood check scores
-the tiny tier's items. The fixture prints each trial's agent-phase and verifier seconds and tokens
-(bench/bench_agents.py turns them into a table)."""
+the tiny tier's items. A third job runs Harbor's terminus-2 on the frogs task: it calls the model from the host
+(LiteLLM, the fake API's Chat Completions) and must end verified with its trajectory stored. The fixture prints each
+trial's agent-phase and verifier seconds and tokens (bench/bench_agents.py turns them into a table)."""
 
 from __future__ import annotations
 
@@ -28,9 +29,10 @@ from ptbench.run.agents import AgentSettings
 
 from .trials import run_jobs, timing_rows
 
-pytestmark = pytest.mark.heavy(420)
+pytestmark = pytest.mark.heavy(440)
 
 FROGS, HUMANEVAL = "frogs-single-tiny", "humaneval-tiny"
+TERMINUS = "terminus-2@openai/scripted"
 AGENTS = {  # the honest run's NAME@MODEL and the forbidden run's (a model of its own: OpenCode's must be in its list)
     "codex": ("codex@gpt-5", "codex@scripted-forbidden"),
     "claude-code": ("claude-code@claude-sonnet-4-5", "claude-code@claude-scripted-forbidden"),
@@ -85,11 +87,26 @@ FORBIDDEN = FakeApiScript(steps=[
     Step(say="Submitted."),
 ])
 FORBIDDEN_MODELS = {forbidden.partition("@")[2].rpartition("/")[2] for _, forbidden in AGENTS.values()}
+TERMINUS_SCRIPT = FakeApiScript(steps=[
+    Step(run="timer > /app/timer.txt"),
+    # Terminus reads the screen again after `seconds` whether the command ended or not: under a load of 10 the
+    # copy took longer than 1 s and the trial ended before the model was saved
+    Step(run="ptbench models tiny --out /app/final_model", seconds=30),
+    Step(say="Submitted the base model as /app/final_model."),
+])
+
+
+def is_terminus(model: str) -> bool:
+    """Whether a request's model is Terminus's (LiteLLM sends the model without its provider)."""
+    return model.rpartition("/")[2] == TERMINUS.rpartition("/")[2]
 
 
 def choose(model: str, body: dict[str, Any]) -> FakeApiScript:
-    """The script of a request: the forbidden one for a forbidden model, else the honest one of its task (the data
-    dir its instruction names); a CLI's own side requests (a title, a summary) get the honest one."""
+    """The script of a request: Terminus's for its model, the forbidden one for a forbidden model, else the honest one
+    of its task (the data dir its instruction names); a CLI's own side requests (a title, a summary) get the honest
+    one."""
+    if is_terminus(model):
+        return TERMINUS_SCRIPT
     if model.rpartition("/")[2] in FORBIDDEN_MODELS:
         return FORBIDDEN
     return HONEST[HUMANEVAL if "/ptbench/data/humaneval" in json.dumps(body) else FROGS]
@@ -117,17 +134,21 @@ TIMINGS = "PTBENCH_AGENT_TIMINGS"
 @pytest.fixture(scope="module")
 def job(tmp_path_factory, tasks, cli, codex_cli) -> SimpleNamespace:
     """The job of the four agents' honest and forbidden runs on frogs beside the job of their honest runs on humaneval,
-    with every CLI's variables (`ptbench agents check`'s) pointing at the one fake API."""
+    with every CLI's variables (`ptbench agents check`'s) pointing at the one fake API, and Terminus's job on frogs
+    (its model's base URL and key given as its settings: terminus-2 calls the model from the host)."""
     installed = cli("agents", "install", *AGENTS)
     assert installed.returncode == 0, installed.stderr
     frogs, humaneval = tasks
     with FakeApi(HONEST[FROGS], choose=choose) as api:
         settings = AgentSettings(env={k: v for agent in AGENT_CLIS.values()
                                       for k, v in agent.offline_env(f"http://127.0.0.1:{api.port}").items()})
+        terminus = AgentSettings(kwargs={"api_base": f"http://127.0.0.1:{api.port}/v1",
+                                         "llm_call_kwargs": {"api_key": "sk-offline"}})
         trials = run_jobs(tmp_path_factory.mktemp("agents"), {
-            FROGS: ([frogs], [spec for pair in AGENTS.values() for spec in pair]),
-            HUMANEVAL: ([humaneval], [honest for honest, _ in AGENTS.values()]),
-        }, settings, api)
+            FROGS: ([frogs], [spec for pair in AGENTS.values() for spec in pair], settings),
+            HUMANEVAL: ([humaneval], [honest for honest, _ in AGENTS.values()], settings),
+            "terminus": ([frogs], [TERMINUS], terminus),
+        }, api)
         rows = timing_rows(trials)
         print("\n".join(" ".join(f"{key}={value}" for key, value in row.items()) for row in rows))
         if os.environ.get(TIMINGS):
@@ -144,7 +165,7 @@ def _checks(trial: SimpleNamespace) -> dict[str, dict]:
 
 
 def test_one_job_holds_the_four_agents_honest_and_forbidden_through_the_forwarded_port_only(job, tasks) -> None:
-    frogs = {key: trial for key, trial in job.trials.items() if key[1] == FROGS}
+    frogs = {key: trial for key, trial in job.trials.items() if key[1] == FROGS and key[0] != TERMINUS}
     assert set(frogs) == {(spec, FROGS) for pair in AGENTS.values() for spec in pair}
     (config,) = {id(t.config): t.config for t in frogs.values()}.values()
     assert config.environment.kwargs["forward_ports"] == [job.port]
@@ -199,3 +220,25 @@ def test_the_forbidden_trial_is_flagged_from_the_agents_own_log(job, name) -> No
     assert reads["status"] == "flagged", reads["reason"]
     assert "/tests" in json.dumps(reads["evidence"]) or "/logs/verifier" in json.dumps(reads["evidence"])
     assert forbidden.trial.scored == "base"  # a flagged run scores the base model
+
+
+def test_terminus_trial_ends_verified(job, tasks) -> None:
+    terminus = job.trials[TERMINUS, FROGS]
+    assert terminus.trial.status == "ok", (terminus.trial.status, terminus.trial.exception_type,
+                                           terminus.trial.verifier_reason)
+    assert terminus.trial.score is not None and terminus.trial.scored == "submission", terminus.trial.verifier_reason
+    first_line = (tasks[0] / "instruction.md").read_text().strip().splitlines()[0]
+    assert any(first_line in json.dumps(body) for _, body in job.requests if is_terminus(body.get("model", "")))
+    assert terminus.trial.trajectory_path is not None
+
+
+def test_the_verifier_checks_terminus_workspace_and_trajectory_and_flags_no_honest_agent(job) -> None:
+    """The separate verifier gets the workspace and the agent's logs (trajectory.json included) as artifacts; a
+    trajectory quoting the instruction's rules (/tests, /logs/verifier) is no forbidden read."""
+    terminus = job.trials[TERMINUS, FROGS]
+    status = _checks(terminus)
+    reads = status["forbidden-reads"]
+    assert reads["status"] == "passed", reads["reason"]
+    assert reads["evidence"]["numbers"]["files"] >= 2 and reads["evidence"]["numbers"]["instruction_echoes"] >= 1
+    assert status["tampering-protected-files"]["status"] == "passed"
+    assert (terminus.trial_dir / "artifacts" / "agent-logs" / "trajectory.json").is_file()

@@ -22,14 +22,14 @@ CONCURRENT = 2
 """Trials at a time in each job."""
 
 
-def run_jobs(base: Path, jobs: dict[str, tuple[list[Path], list[str]]], settings: AgentSettings,
-             api: FakeApi, concurrent: int = CONCURRENT) -> dict[tuple[str, str], SimpleNamespace]:
-    """Each named job of its agents (`NAME@MODEL`, each MODEL its own within the job) on its tasks, one trial each, all
-    jobs at once, `concurrent` trials at a time each, each ingested into base/<name>/results.sqlite; the trials by
-    (agent spec, task name)."""
+def run_jobs(base: Path, jobs: dict[str, tuple[list[Path], list[str], AgentSettings]], api: FakeApi,
+             concurrent: int = CONCURRENT) -> dict[tuple[str, str], SimpleNamespace]:
+    """Each named job of its agents (`NAME@MODEL`, each MODEL its own in all the jobs) on its tasks with its agent
+    settings, one trial each, all jobs at once, `concurrent` trials at a time each, each ingested into
+    base/<name>/results.sqlite; the trials by (agent spec, task name)."""
     environment = resolve_environment("local")
     configs = {}
-    for name, (tasks, agents) in jobs.items():
+    for name, (tasks, agents, settings) in jobs.items():
         env = environment.model_copy(update={"kwargs": {"sandbox_dir": str(base / name / "sandboxes")},
                                              "env": {"PTBENCH_VERIFY_MAX_TOKENS": "64"}})
         configs[name] = build_job_config(job_name="job", jobs_dir=base / name / "jobs",
@@ -44,7 +44,7 @@ def run_jobs(base: Path, jobs: dict[str, tuple[list[Path], list[str]]], settings
 
     asyncio.run(main())
     trials = {}
-    for name, (_, agents) in jobs.items():
+    for name, (_, agents, _) in jobs.items():
         store = base / name / "results.sqlite"
         record, _ = ingest(base / name / "jobs" / "job", store)
         by_model = {agent.partition("@")[2]: agent for agent in agents}  # each agent with a model of its own
@@ -54,12 +54,6 @@ def run_jobs(base: Path, jobs: dict[str, tuple[list[Path], list[str]]], settings
                 trial=trial, record=trial_record, config=configs[name], requests=list(api.requests), store=store,
                 trial_dir=base / name / "jobs" / "job" / trial.trial_name)
     return trials
-
-
-def run_agent(base: Path, task: Path, agent: str, settings: AgentSettings, api: FakeApi) -> SimpleNamespace:
-    """One trial of `agent` on `task` (a job of its own)."""
-    (trial,) = run_jobs(base, {"job": ([task], [agent])}, settings, api, concurrent=1).values()
-    return trial
 
 
 def phase_seconds(record: TrialRecord, phase: str) -> float | None:

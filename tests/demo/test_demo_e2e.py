@@ -18,7 +18,8 @@ import pytest
 from pydantic import ValidationError
 from rich.console import Console
 
-from ptbench.demo import DemoSummary, run_demo
+from ptbench.demo.pipeline import run_demo
+from ptbench.demo.summary import DemoSummary
 from ptbench.errors import UserError
 from ptbench.scoring.boards import read_boards
 from ptbench.scoring.score_report import ScoreFilters

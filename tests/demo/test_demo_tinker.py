@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from ptbench.demo import DemoSummary, run_demo
+from ptbench.demo.pipeline import run_demo
+from ptbench.demo.summary import DemoSummary
 from ptbench.reference.config import TINY_FROGS_TINKER, EvalSettings, GrpoSettings, SftSettings, Stage, dump_recipe
 
 pytestmark = [pytest.mark.slow, pytest.mark.heavy(90)]

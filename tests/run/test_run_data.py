@@ -21,9 +21,11 @@ from ptbench.errors import UserError
 from ptbench.packaged_data import package_dir
 from ptbench.run.export import export_task
 
-pytestmark = pytest.mark.heavy(260)
+pytestmark = pytest.mark.heavy(200)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "benchmarks"
+SNOOP = "snoop_agent:SnoopAgent"
+VERIFY_MAX_TOKENS = 64
 
 
 def test_an_exported_task_carries_each_side_its_part(tmp_path: Path, fixture_data_dir: Path) -> None:
@@ -50,30 +52,6 @@ def test_changed_or_absent_data_is_refused(tmp_path: Path, fixture_data_dir: Pat
     write_manifest(copy, manifest)
     with pytest.raises(UserError, match="has nothing for benchmark aime2025"):
         export_task(get_task("aime2025-tiny"), tmp_path / "tasks", data_dir=copy)
-
-
-def test_no_test_split_file_is_readable_from_the_agents_sandbox(tmp_path: Path, cli, fixture_data_dir: Path) -> None:
-    """Two tasks of two benchmarks in one job: each agent sees its own benchmark's training data only (Harbor mounts
-    per job; the local environment narrows each mount to its tasks) and no test split of any benchmark."""
-    spot = place(tmp_path)
-    manifest = read_manifest(fixture_data_dir)
-    tests = [entry for entry in manifest.files if entry.role == "test"]  # every benchmark's, not only gsm8k's
-    exported = spot.cwd / ".ptbench" / "tasks" / "snoop"
-    paths = [str(fixture_data_dir / e.path) for e in tests] + [str(p) for p in FIXTURES.rglob("test.jsonl")] + [
-        str(exported / "gsm8k-tiny" / "tests" / "data" / "test.jsonl"), "/tests/data/test.jsonl", "/tests/task.json"]
-    env = {**spot.env, "PTBENCH_TEST_SECRETS": json.dumps({e.sha256: e.bytes for e in tests}),
-           "PTBENCH_TEST_SECRET_PATHS": json.dumps(paths)}
-    result = cli("run", "--task", "gsm8k-tiny", "--task", "humaneval-tiny", "--agent", "snoop_agent:SnoopAgent",
-                 "--data-dir", str(fixture_data_dir), "--job-name", "snoop", cwd=spot.cwd, env=env)
-    assert (exported / "gsm8k-tiny" / "tests" / "data" / "test.jsonl").is_file(), result.stderr  # the export has it
-    reports = sorted((json.loads(line) for line in spot.ledger.read_text().splitlines()), key=lambda r: r["data_dir"])
-    assert reports == [
-        {"found": [], "opened": [], "data_dir": "/ptbench/data/gsm8k", "listing": ["train.jsonl"], "writable": False,
-         "benchmarks": ["gsm8k"]},
-        {"found": [], "opened": [], "data_dir": "/ptbench/data/humaneval", "listing": ["mbpp_train.jsonl"],
-         "writable": False, "benchmarks": ["humaneval"]}]
-    rows = query(spot.store, "SELECT task_name, verifier_status FROM trials")
-    assert dict(rows)["gsm8k-tiny"] == "scored", result.stderr[-2000:]  # the verifier had the test split (/tests/data)
 
 
 def test_plain_harbor_run_hides_packaged_test_data_from_the_agent_and_shows_it_to_the_verifier(tmp_path: Path) -> None:
@@ -109,47 +87,85 @@ def test_plain_harbor_run_hides_packaged_test_data_from_the_agent_and_shows_it_t
 
 
 @pytest.fixture(scope="module")
-def reference_run(tmp_path_factory, cli, fixture_data_dir: Path):
-    """The reference agent on gsm8k-tiny and humaneval-tiny exported with the data directory, its recipe cut to a few
-    SFT steps (a recipe file in each task's solution/, named by --agent-env): what is checked is the data's path
-    through training and the verifiers, not what 60 steps learn."""
+def offline_job(tmp_path_factory, cli, fixture_data_dir: Path):
+    """One job of two agents on gsm8k-tiny and humaneval-tiny, exported with the data directory: the reference agent,
+    its recipe cut to a few SFT steps (a recipe file in each task's solution/, named by --agent-env), and the snooping
+    agent. What is checked is the data's path through training and the verifiers, not what 60 steps learn, so the
+    verifier's answers are capped (the tiny model never stops on its own)."""
     from ptbench.reference.config import TINY_BENCHMARK, dump_recipe
 
-    spot = place(tmp_path_factory.mktemp("reference"))
+    spot = place(tmp_path_factory.mktemp("offline"))
     recipe = TINY_BENCHMARK.model_copy(update={"sft": TINY_BENCHMARK.sft.model_copy(
         update={"batch_size": 4, "max_steps": 3, "eval_every": 3})})
-    tasks = [export_task(get_task(name), spot.tmp / "tasks", data_dir=fixture_data_dir)
-             for name in ("gsm8k-tiny", "humaneval-tiny")]
+    tasks = [export_task(get_task(name).model_copy(update={"max_tokens": VERIFY_MAX_TOKENS}), spot.tmp / "tasks",
+                         data_dir=fixture_data_dir) for name in ("gsm8k-tiny", "humaneval-tiny")]
     for task in tasks:
         dump_recipe(recipe, task / "solution" / "recipe.json")
+    manifest = read_manifest(fixture_data_dir)
+    tests = [entry for entry in manifest.files if entry.role == "test"]  # every benchmark's, not only gsm8k's
+    spot.exported_test = spot.tmp / "tasks" / "gsm8k-tiny" / "tests" / "data" / "test.jsonl"
+    paths = [str(fixture_data_dir / e.path) for e in tests] + [str(p) for p in FIXTURES.rglob("test.jsonl")] + [
+        str(spot.exported_test), "/tests/data/test.jsonl", "/tests/task.json"]
+    env = {**spot.env, "PTBENCH_TEST_SECRETS": json.dumps({e.sha256: e.bytes for e in tests}),
+           "PTBENCH_TEST_SECRET_PATHS": json.dumps(paths)}
     spot.result = cli("run", *(arg for task in tasks for arg in ("--task", str(task))), "--agent", "reference",
+                      "--agent", SNOOP,
                       "--agent-env", "PTBENCH_REFERENCE_CONFIG=/solution/recipe.json", "--env", "local",
-                      "--job-name", "offline", cwd=spot.cwd, env=spot.env, timeout=1800)
-    spot.trials = {row[0]: row[1:] for row in query(
-        spot.store, "SELECT task_name, status, reason, score, scored, agent_exit_code FROM trials")}
+                      "--job-name", "offline", cwd=spot.cwd, env=env, timeout=1800)
+    columns = ("agent", "task_name", "status", "reason", "score", "scored", "agent_exit_code", "verifier_status",
+               "trial_dir")
+    rows = query(spot.store, f"SELECT {', '.join(columns)} FROM trials")
+    spot.trials = {row[:2]: dict(zip(columns, row, strict=True)) for row in rows}
     return spot
 
 
-def test_the_reference_agent_trains_and_both_tasks_verify_offline(reference_run) -> None:
-    assert reference_run.result.returncode == 0, reference_run.result.stderr[-3000:]
-    assert "2 trials (2 ok)" in reference_run.result.stdout
+def test_no_test_split_file_is_readable_from_the_agents_sandbox(offline_job) -> None:
+    """Two tasks of two benchmarks in one job: each agent sees its own benchmark's training data only (Harbor mounts
+    per job; the local environment narrows each mount to its tasks) and no test split of any benchmark."""
+    assert offline_job.exported_test.is_file(), offline_job.result.stderr  # the export has it
+    reports = sorted((json.loads(line) for line in offline_job.ledger.read_text().splitlines()),
+                     key=lambda r: r["data_dir"])
+    assert reports == [
+        {"found": [], "opened": [], "data_dir": "/ptbench/data/gsm8k", "listing": ["train.jsonl"], "writable": False,
+         "benchmarks": ["gsm8k"]},
+        {"found": [], "opened": [], "data_dir": "/ptbench/data/humaneval", "listing": ["mbpp_train.jsonl"],
+         "writable": False, "benchmarks": ["humaneval"]}]
+    # the verifier had the test split (/tests/data)
+    assert offline_job.trials[SNOOP, "gsm8k-tiny"]["verifier_status"] == "scored", offline_job.result.stderr[-2000:]
+
+
+def test_run_exports_a_catalog_task_with_its_benchmarks_data(tmp_path: Path, fixture_data_dir: Path) -> None:
+    """`ptbench run --task NAME --data-dir DIR` exports the catalog task with its benchmark's data, each side its
+    part (the job above runs tasks the test exported)."""
+    from ptbench.run.jobs import resolve_tasks
+
+    (config,) = resolve_tasks(["gsm8k-tiny"], tmp_path / "tasks", fixture_data_dir)
+    task = Path(config.path)
+    assert task == (tmp_path / "tasks" / "gsm8k-tiny").resolve()
+    assert (task / "tests" / "data" / "test.jsonl").is_file() and (task / "data" / "train.jsonl").is_file()
+    assert not (task / "data" / "test.jsonl").exists()
+
+
+def test_the_reference_agent_trains_and_both_tasks_verify_offline(offline_job) -> None:
+    assert offline_job.result.returncode == 0, offline_job.result.stderr[-3000:]
+    assert "4 trials (4 ok)" in offline_job.result.stdout
     for task in ("gsm8k-tiny", "humaneval-tiny"):
-        status, reason, score, scored, exit_code = reference_run.trials[task]
-        assert (status, reason, scored) == ("ok", None, "submission") and exit_code in (0, None)
-        assert score is not None and 0.0 <= score <= 1.0
+        trial = offline_job.trials["reference", task]
+        assert (trial["status"], trial["reason"], trial["scored"]) == ("ok", None, "submission"), trial
+        assert trial["agent_exit_code"] in (0, None) and trial["score"] is not None and 0.0 <= trial["score"] <= 1.0
 
 
-def test_the_honest_reference_runs_pass_every_integrity_check_on_their_real_workspace_and_logs(reference_run) -> None:
+def test_the_honest_reference_runs_pass_every_integrity_check_on_their_real_workspace_and_logs(offline_job) -> None:
     """The verifier scanned the real workspace (the training data the agent copied in) and the agent's log: each check
     ran and none flagged, so no honest run is flagged."""
-    for details in (reference_run.jobs / "offline").glob("*/verifier/details.json"):
+    for task in ("gsm8k-tiny", "humaneval-tiny"):
+        details = Path(offline_job.trials["reference", task]["trial_dir"]) / "verifier" / "details.json"
         checks = {check["name"]: check for check in json.loads(details.read_text())["integrity"]}
         assert {name: check["status"] for name, check in checks.items()} == dict.fromkeys(checks, "passed"), details
         assert checks["contamination-files"]["evidence"]["numbers"]["files"] >= 2  # task.json, the recipe's files
 
 
-def test_the_reference_agent_read_its_training_files_from_the_data_dir(reference_run) -> None:
-    jobs = reference_run.jobs / "offline"
+def test_the_reference_agent_read_its_training_files_from_the_data_dir(offline_job) -> None:
     for task, examples in (("gsm8k-tiny", 24), ("humaneval-tiny", 4)):  # the fixtures' training items
-        (log,) = jobs.glob(f"{task}__*/agent/oracle.txt")
+        log = Path(offline_job.trials["reference", task]["trial_dir"]) / "agent" / "oracle.txt"
         assert f"trained on {examples} " in log.read_text() and " 3/3 " in log.read_text()  # the fixture's recipe

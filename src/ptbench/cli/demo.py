@@ -1,4 +1,5 @@
-"""`ptbench demo`: the whole loop on this machine (options, then `ptbench.demo.run_demo`, failures as one line)."""
+"""`ptbench demo`: the whole loop on this machine (options, then `ptbench.demo.pipeline.run_demo`, failures as one
+line)."""
 
 from __future__ import annotations
 

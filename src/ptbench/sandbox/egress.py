@@ -1,6 +1,6 @@
 """One environment's egress (every network mode runs behind the proxy: `public` as an allowlist of every host,
 `no-network` as an empty one): the proxy with the current phase's policy, its record beside Harbor's
-trial files, and the sandbox network it serves (allowlist.py, one per holder).
+trial files, and the sandbox network it serves (network.py, one per holder).
 
 The record is written host-side at `<trial dir>/egress.jsonl` (egress/record.py: capped, no symlink followed), where
 nothing inside the sandbox can write; when the verifier's tests arrive, a copy of it goes into the sandbox's
@@ -23,9 +23,9 @@ from ptbench.egress.proxy import EgressProxy, resolve_here
 from ptbench.egress.record import FILE_NAME, EgressWriter
 from ptbench.files import UnsafeFile, read_untrusted
 from ptbench.sandbox import files as sandbox_files
-from ptbench.sandbox.allowlist import AllowlistNetwork, FakeAddresses
 from ptbench.sandbox.firewall import closed_networks
 from ptbench.sandbox.host import HostTools
+from ptbench.sandbox.network import FakeAddresses, SandboxNetwork
 
 TRIAL_CONFIG = "config.json"
 MAX_TRIAL_CONFIG_BYTES = 4 << 20
@@ -83,10 +83,10 @@ class SandboxEgress:
                                   agent_hosts=agent_api_hosts(trial_dir),
                                   closed=tuple(closed_networks()), named=self._addresses.name)
 
-    async def attach(self, tools: HostTools, pid: int) -> AllowlistNetwork:
+    async def attach(self, tools: HostTools, pid: int) -> SandboxNetwork:
         """The proxy and DNS server in the namespace of a new holder."""
         assert self._proxy is not None, "open() first"
-        return await AllowlistNetwork.start(tools, pid, self._proxy, self._addresses)
+        return await SandboxNetwork.start(tools, pid, self._proxy, self._addresses)
 
     def begin_verifier(self) -> None:
         """The verifier's phase begins: later connections are the verifier's."""

@@ -1,4 +1,4 @@
-"""What every sandbox's network keeps closed, and how its nftables table is loaded (allowlist.py writes the table).
+"""What every sandbox's network keeps closed, and how its nftables table is loaded (network.py writes the table).
 
 The egress proxy dials destinations from the host, so it must never dial the host itself: `closed_networks` is every
 address the host's kernel treats as its own (LOCAL and BROADCAST routes of /proc/net/fib_trie, the addresses of

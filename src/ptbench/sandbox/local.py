@@ -36,7 +36,6 @@ from ptbench.files import write_model_json
 from ptbench.sandbox import collection
 from ptbench.sandbox import files as sandbox_files
 from ptbench.sandbox import seccomp as sandbox_seccomp
-from ptbench.sandbox.allowlist import AllowlistNetwork, route_tool
 from ptbench.sandbox.decoys import RECORD_FILE, DecoyWatch, write_record
 from ptbench.sandbox.disk import find_disk_tools, mount_disk, storage_bytes
 from ptbench.sandbox.egress import SandboxEgress, hand_to_verifier
@@ -71,6 +70,7 @@ from ptbench.sandbox.layout import (
 )
 from ptbench.sandbox.limits import EnforcedLimits, enforced_controllers, task_limits
 from ptbench.sandbox.masks import is_separate_verifier, masked_dirs
+from ptbench.sandbox.network import SandboxNetwork, route_tool
 from ptbench.sandbox.notes import note_ignored_installs
 from ptbench.sandbox.process import Holder, run_command
 from ptbench.sandbox.roots import EnvDir, base_dir, sweep_stale
@@ -139,7 +139,7 @@ class LocalEnvironment(BaseEnvironment):
             task_env_config=task_env_config,
             **kwargs,
         )
-        filter_tool()  # every sandbox's connections go through the egress proxy (allowlist.py)
+        filter_tool()  # every sandbox's connections go through the egress proxy (network.py)
         route_tool()
         self._workdir = task_env_config.workdir or self._image.workdir
         self._persistent_env = {**self._image.env, **self._persistent_env}  # the task's and job's variables win
@@ -165,7 +165,7 @@ class LocalEnvironment(BaseEnvironment):
                 )
         self._env_dir: EnvDir | None = None
         self._holder: Holder | None = None
-        self._network: AllowlistNetwork | None = None  # the egress proxy's listeners in the holder's namespace
+        self._network: SandboxNetwork | None = None  # the egress proxy's listeners in the holder's namespace
         self._egress = SandboxEgress(self.network_policy, egress_hosts)
         self._relay: HostRelay | None = None  # the host side of forwarded ports
         self._tools: HostTools | None = None

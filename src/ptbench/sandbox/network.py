@@ -82,7 +82,7 @@ def route_tool() -> str:
     """ip, which routes the sandbox's traffic onto its loopback; RuntimeError naming the package when missing."""
     path = shutil.which("ip")
     if path is None:
-        raise RuntimeError("an allowlist sandbox needs ip to route its connections to the proxy: "
+        raise RuntimeError("a sandbox needs ip to route its connections to the proxy: "
                            "apt-get install iproute2")
     return path
 
@@ -136,7 +136,7 @@ def sockets_in(pid: int) -> tuple[socket.socket, socket.socket, socket.socket]:
     return made[0], made[1], made[2]
 
 
-class AllowlistNetwork:
+class SandboxNetwork:
     """The proxy's listener and the DNS server in one sandbox's namespace (one per holder)."""
 
     def __init__(self, server: ProxyServer, dns: asyncio.DatagramTransport, log: socket.socket,
@@ -145,7 +145,7 @@ class AllowlistNetwork:
 
     @classmethod
     async def start(cls, tools: HostTools, pid: int, proxy: EgressProxy,
-                    addresses: FakeAddresses) -> AllowlistNetwork:
+                    addresses: FakeAddresses) -> SandboxNetwork:
         """Route, listen and load the table in the namespace of host pid `pid`; return once all are in place."""
         await firewall.run_tool([tools.nsenter, "-t", str(pid), "-n", "--", route_tool(), "route", "add", "default",
                                  "dev", "lo", "src", "127.0.0.1"], "route the sandbox's network")
