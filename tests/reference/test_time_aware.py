@@ -51,11 +51,11 @@ def _eval(phase: str, step: int, pass_rate: float, parse_rate: float) -> DevEval
 
 @pytest.fixture
 def cpu_load() -> Iterator[None]:
-    """Two CPU-bound processes beside the test (the machine's cores are busy, as a shared one's are), less one per
-    pytest-xdist worker: under `make test` the other worker's tests keep the cores busy already, and hogs beside them
-    only took its time (two for the test's 40 s: 80 s of CPU)."""
-    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
-    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(max(0, 2 - workers))]
+    """Two CPU-bound processes beside the test (the machine's cores are busy, as a shared one's are), one under
+    pytest-xdist: there the other worker's tests add to the load, and a second hog only took their time (two for the
+    test's 40 s: 80 s of CPU); one stays, so the test is under load whatever the other worker is doing."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            for _ in range(1 if os.environ.get("PYTEST_XDIST_WORKER_COUNT") else 2)]
     try:
         yield
     finally:
