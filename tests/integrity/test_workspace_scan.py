@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 
 from ptbench.integrity.columns import TokenDecoder
-from ptbench.integrity.contamination_files import check_files
+from ptbench.integrity.contamination_files import ITEM_COVERAGE, check_files
 from ptbench.integrity.items import heldout_items
 from ptbench.integrity.ngrams import ItemIndex
+from ptbench.selftest.paraphrase import reword, rewrite_code
 
 
 @pytest.fixture(scope="module")
@@ -318,21 +319,6 @@ def _reworded(text: str, share: float, rng) -> str:  # noqa: ANN001 - a random.R
                     and rng.random() < share else word for word in words)
 
 
-def _renamed(text: str) -> str:
-    """The function's name, its arguments and its loop and local names renamed consistently, prose included."""
-    import keyword
-    import re
-
-    names = set()
-    for match in re.finditer(r"def (\w+)\((.*?)\)", text):
-        names.add(match.group(1))
-        names.update(arg.split(":")[0].strip() for arg in match.group(2).split(",") if arg.strip())
-    names.update(re.findall(r"^\s+(\w+) =", text, re.M))
-    names.update(name for pair in re.findall(r"for (\w+)(?:, (\w+))? in", text) for name in pair if name)
-    mapping = {name: f"v{number}" for number, name in enumerate(sorted(names)) if not keyword.iskeyword(name)}
-    return re.sub(r"\b\w+\b", lambda m: mapping.get(m.group(), m.group()), text)
-
-
 def test_reworded_and_renamed_items_are_found_and_honest_code_is_not(tmp_path: Path, humaneval) -> None:
     import random
 
@@ -342,7 +328,7 @@ def test_reworded_and_renamed_items_are_found_and_honest_code_is_not(tmp_path: P
     reworded = check_files(index, [tmp_path / "reworded.jsonl"])
     assert reworded.status == "flagged" and reworded.evidence.numbers["items_found"] >= 15, reworded
     assert any("reworded or renamed" in line for line in reworded.evidence.items)
-    (tmp_path / "renamed.py").write_text("\n\n".join(_renamed(text) for text in texts[20:40]))
+    (tmp_path / "renamed.py").write_text("\n\n".join(rewrite_code(text, 0.0, n) for n, text in enumerate(texts[20:40])))
     renamed = check_files(index, [tmp_path / "renamed.py"])
     assert renamed.status == "flagged" and renamed.evidence.numbers["items_found"] >= 12, renamed
     stdlib = Path(os.__file__).parent
@@ -354,5 +340,47 @@ def test_reworded_and_renamed_items_are_found_and_honest_code_is_not(tmp_path: P
             shutil.copyfile(stdlib / name, honest / name.replace("/", "_"))
     shutil.copyfile(Path(__file__).parents[1] / "fixtures" / "benchmarks" / "humaneval" / "mbpp_train.jsonl",
                     honest / "mbpp.jsonl")
+    clean = check_files(index, [honest])
+    assert clean.status == "passed" and clean.evidence.numbers["items_found"] == 0, clean
+
+
+def _found(index: ItemIndex, item: int, text: str) -> bool:
+    """Whether the files check counts this item as found in this text alone (by its n-grams or reworded)."""
+    hits, near = index.scan([text.encode()])
+    return index.shares(hits).get(item, 0.0) >= ITEM_COVERAGE or item in near
+
+
+def test_paraphrased_items_are_found_one_by_one_and_look_alikes_are_not(tmp_path: Path, humaneval) -> None:
+    """The issue's rewording, as a paraphrase: 20-30% of the words changed (synonyms, fillers in or out, clauses
+    swapped, numbers kept), or the code rewritten (its identifiers renamed, its docstring reworded, reformatted). Each
+    HumanEval item alone: by 3-grams only 85 of 164 rewritten at 30% were found. Honest code of the same names
+    (`is_prime`, `fib`, `gcd`...) is not taken for the items."""
+    index = ItemIndex.build(heldout_items("humaneval", None))
+    texts = [text for _, text in heldout_items("humaneval", None)]
+    for share in (0.2, 0.3):
+        code = sum(_found(index, k, rewrite_code(text, share, k)) for k, text in enumerate(texts))
+        prose = sum(_found(index, k, reword(text, share, k)) for k, text in enumerate(texts))
+        assert code >= 0.7 * len(texts) and prose >= 0.9 * len(texts), (share, code, prose)
+    look_alikes = Path(__file__).parents[1] / "fixtures" / "integrity" / "honest_common_functions.py"
+    hits, near = index.scan([look_alikes.read_bytes()])
+    assert not near and not [s for s in index.shares(hits).values() if s >= ITEM_COVERAGE], near
+    assert check_files(index, [look_alikes]).evidence.numbers["items_found"] == 0
+
+
+def test_paraphrased_gsm8k_items_are_flagged_and_its_train_split_and_made_up_problems_are_not(tmp_path: Path) -> None:
+    gsm8k = Path(__file__).parents[1] / "fixtures" / "benchmarks" / "gsm8k"
+    items = heldout_items("gsm8k", gsm8k)
+    index = ItemIndex.build(items)
+    for share in (0.2, 0.3):
+        (tmp_path / f"sft{share}.jsonl").write_text("\n".join(
+            json.dumps({"question": reword(text, share, k)}) for k, (_, text) in enumerate(items)))
+        cheat = check_files(index, [tmp_path / f"sft{share}.jsonl"])
+        assert cheat.status == "flagged" and cheat.evidence.numbers["items_found"] == len(items), cheat
+    honest = tmp_path / "honest"
+    honest.mkdir()
+    shutil.copyfile(gsm8k / "train.jsonl", honest / "train.jsonl")
+    (honest / "made_up.jsonl").write_text("\n".join(json.dumps({
+        "question": f"A baker made {a} rolls and sold {b} of them. How many rolls are left?",
+        "answer": f"{a} - {b} = {a - b} rolls.\n#### {a - b}"}) for a in range(30, 90, 7) for b in range(2, 20, 5)))
     clean = check_files(index, [honest])
     assert clean.status == "passed" and clean.evidence.numbers["items_found"] == 0, clean
