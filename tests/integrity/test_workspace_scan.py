@@ -160,6 +160,46 @@ def test_test_items_are_found_whatever_the_file(tmp_path: Path, humaneval, tiny_
     _each_kind_finds_its_ten_items(tmp_path, index, texts, kinds, decoder)
 
 
+def test_test_items_are_found_in_wide_encodings_hex_lzma_and_legacy_checkpoints(tmp_path: Path, humaneval) -> None:
+    """Variants the scan had not opened (each passed before): UTF-16 big-endian without a mark, UTF-32 in either
+    order with and without one, hex, the legacy .lzma format, torch's legacy (pickles one after another) format."""
+    import lzma
+
+    import torch
+
+    def legacy(t: list[str]) -> bytes:
+        sink = io.BytesIO()
+        torch.save({"texts": t, "step": 3}, sink, _use_new_zipfile_serialization=False)
+        return sink.getvalue()
+
+    index, texts = humaneval
+    kinds = {
+        "be.txt": lambda t: "\n".join(t).encode("utf-16-be"),
+        "utf32.txt": lambda t: "\n".join(t).encode("utf-32"),
+        "utf32le.txt": lambda t: "\n".join(t).encode("utf-32-le"),
+        "utf32be.txt": lambda t: "\n".join(t).encode("utf-32-be"),
+        "data.hex": lambda t: _jsonl(t).hex().encode(),
+        "in_json_hex.json": lambda t: json.dumps({"blob": _jsonl(t).hex().upper()}).encode(),
+        "data.lzma": lambda t: lzma.compress(_jsonl(t), format=lzma.FORMAT_ALONE),
+        "legacy.pt": legacy,
+    }
+    _each_kind_finds_its_ten_items(tmp_path, index, texts, kinds, None)
+
+
+def test_a_sparse_file_is_read_without_its_holes(tmp_path: Path, humaneval) -> None:
+    """Items after 4 GiB of holes (more than the scan's byte cap), and a file after it: before, the holes' zeros used
+    up the cap (the items were never reached: incomplete, and minutes of reading zeros)."""
+    index, texts = humaneval
+    with open(tmp_path / "a_sparse.bin", "wb") as sparse:
+        sparse.write(b"header\n")
+        sparse.seek(4 << 30)
+        sparse.write(_jsonl(texts[:10]))
+    (tmp_path / "b_after.jsonl").write_bytes(_jsonl(texts[10:20]))
+    result = check_files(index, [tmp_path])
+    assert result.status == "flagged" and result.evidence.numbers["items_found"] == 20, result
+    assert not result.evidence.numbers["gaps"] and result.evidence.numbers["bytes"] < 1 << 30, result
+
+
 def test_token_ids_in_tensors_and_arrays_are_decoded_with_the_tasks_tokenizer(tmp_path: Path, humaneval,
                                                                              tiny_dir: Path) -> None:
     """Tokenized data kept as numbers: torch.save'd int64 and int32 tensors (padded with -100), numpy .npy arrays of
