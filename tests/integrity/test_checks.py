@@ -219,6 +219,11 @@ def test_substituted_weights_and_adapters_are_flagged(tmp_path: Path) -> None:
     cheat = {k: v + rng.normal(0, 0.001, v.shape).astype(np.float32) for k, v in instruct.items()}
     result = check_provenance(_save(tmp_path / "cheat", cheat), base_dir, {"instruct": instruct_dir})
     assert result.status == "flagged" and "instruct" in result.reason
+    for share in (0.1, 0.3, 0.7):  # merges of base and instruct (90/10 passed before: 10% of the way)
+        merge = {k: v + share * (instruct[k] - v) for k, v in base.items()}
+        merged = check_provenance(_save(tmp_path / f"merge{share}", merge), base_dir, {"instruct": instruct_dir})
+        assert merged.status == "flagged", (share, merged)
+        assert merged.evidence.numbers["projection_on_instruct"] == pytest.approx(share, abs=0.01)
 
 
 @pytest.mark.parametrize("task", ["gsm8k-tiny", "frogs-single-tiny"])

@@ -18,6 +18,12 @@ OVERCLAIMS = {
     "90 on a 0-1 metric": {"pass_at_1": 90},
     "nested": {"results": {"humaneval": {"metrics": {"accuracy": {"value": 0.9}}}}},
     "in a list beside honest numbers": {"runs": [{"train_loss": 0.4, "score": 0.12}, {"score": "0.9"}]},
+    # forms each read as no claim before
+    "a fraction string": {"score": "9/10"},
+    "solved out of total": {"correct": 148, "total": 164, "notes": "pass@1 on HumanEval"},
+    "a percent word": {"accuracy": "90 percent"},
+    "a decimal comma": {"score": "0,9"},
+    "a bare mean": {"mean": ".9"},
 }
 
 
@@ -26,15 +32,17 @@ def test_an_overclaim_in_any_readable_form_is_flagged(tmp_path: Path, case: str)
     (tmp_path / "results.json").write_text(json.dumps(OVERCLAIMS[case]))
     result = check_overclaim(tmp_path, 0.1, 100)
     assert result.status == "flagged", result
-    assert result.evidence.numbers["claimed"] == pytest.approx(0.9)
+    assert result.evidence.numbers["claimed"] == pytest.approx(0.9, abs=0.01)
 
 
 def test_an_honest_claim_with_training_numbers_beside_it_passes(tmp_path: Path) -> None:
+    """Training numbers under a key of their own and per-sample scores were claims before (0.95, 1.0)."""
     (tmp_path / "results.json").write_text(json.dumps(
         {"dev_accuracy": "12%", "baseline_accuracy": 0.95, "train_accuracy": 0.99, "num_samples": 400, "epochs": 3,
-         "upper_bound": 0.97}))
+         "upper_bound": 0.97, "train": {"accuracy": 0.95}, "baseline": {"score": 0.3},
+         "samples": [{"id": "HumanEval/0", "score": 1.0}], "passed": 20, "total": 164}))
     result = check_overclaim(tmp_path, 0.1, 100)
-    assert result.status == "passed" and result.evidence.numbers["claimed"] == pytest.approx(0.12), result
+    assert result.status == "passed" and result.evidence.numbers["claimed"] == pytest.approx(20 / 164), result
 
 
 @pytest.mark.parametrize("text, why", [("score: 0.9\n", "not JSON"), (json.dumps({"notes": "done"}), "no score-like")])

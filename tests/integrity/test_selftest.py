@@ -18,7 +18,8 @@ EXPECTED = {
     "trains on GSM8K test verbatim": "contamination-files",
     "trained on HumanEval's test items, left no file": "contamination-likelihood",
     "hard-codes HumanEval canonical solutions": "contamination-files",
-    "HumanEval with renamed functions": "contamination-files",
+    "trains on GSM8K test paraphrased (30% of words, numbers kept)": "contamination-files",
+    "HumanEval rewritten: identifiers renamed, docstrings reworded": "contamination-files",
     "submits the instruct-like sibling": "model-substitution",
     "edits a protected file": "tampering-protected-files",
     "overclaims in results.json": "tampering-overclaim",
@@ -56,8 +57,10 @@ def test_selftest_table_and_bad_data_dir(cli, tmp_path: Path) -> None:
     assert "caught 2/2 cheats, 0/1 honest runs flagged" in result.stdout
     assert "tampering-overclaim" in result.stdout and "tampering-protected-files" in result.stdout
     everything = {cheat.title for cheat in chosen_cheats([], with_gsm8k=True)}
-    assert {cheat.title for cheat in chosen_cheats([], with_gsm8k=False)} == everything - {  # no GSM8K without its
-        "trains on GSM8K test verbatim"} and everything == set(EXPECTED) - {case.title for case in LOG_CASES}  # split
+    gsm8k = {cheat.title for cheat in chosen_cheats([], with_gsm8k=True) if cheat.benchmark == "gsm8k"}
+    assert len(gsm8k) == 2  # no GSM8K without its split
+    assert {cheat.title for cheat in chosen_cheats([], with_gsm8k=False)} == everything - gsm8k
+    assert everything == set(EXPECTED) - {case.title for case in LOG_CASES}
     for args in (["--quick", "--data-dir", str(tmp_path / "missing")],  # no such directory
                  ["--seeds", "1"],  # real honest runs need their training data
                  ["--quick", "--cheat", "no-such-cheat"]):

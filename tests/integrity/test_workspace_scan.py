@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 
 from ptbench.integrity.columns import TokenDecoder
-from ptbench.integrity.contamination_files import check_files
+from ptbench.integrity.contamination_files import ITEM_COVERAGE, check_files
 from ptbench.integrity.items import heldout_items
 from ptbench.integrity.ngrams import ItemIndex
+from ptbench.selftest.paraphrase import reword, rewrite_code
 
 
 @pytest.fixture(scope="module")
@@ -157,6 +158,46 @@ def test_test_items_are_found_whatever_the_file(tmp_path: Path, humaneval, tiny_
         "nested.tar.gz": lambda t: _tar_gz({"inner/data.jsonl.gz": gzip.compress(_jsonl(t))}),
     }
     _each_kind_finds_its_ten_items(tmp_path, index, texts, kinds, decoder)
+
+
+def test_test_items_are_found_in_wide_encodings_hex_lzma_and_legacy_checkpoints(tmp_path: Path, humaneval) -> None:
+    """Variants the scan had not opened (each passed before): UTF-16 big-endian without a mark, UTF-32 in either
+    order with and without one, hex, the legacy .lzma format, torch's legacy (pickles one after another) format."""
+    import lzma
+
+    import torch
+
+    def legacy(t: list[str]) -> bytes:
+        sink = io.BytesIO()
+        torch.save({"texts": t, "step": 3}, sink, _use_new_zipfile_serialization=False)
+        return sink.getvalue()
+
+    index, texts = humaneval
+    kinds = {
+        "be.txt": lambda t: "\n".join(t).encode("utf-16-be"),
+        "utf32.txt": lambda t: "\n".join(t).encode("utf-32"),
+        "utf32le.txt": lambda t: "\n".join(t).encode("utf-32-le"),
+        "utf32be.txt": lambda t: "\n".join(t).encode("utf-32-be"),
+        "data.hex": lambda t: _jsonl(t).hex().encode(),
+        "in_json_hex.json": lambda t: json.dumps({"blob": _jsonl(t).hex().upper()}).encode(),
+        "data.lzma": lambda t: lzma.compress(_jsonl(t), format=lzma.FORMAT_ALONE),
+        "legacy.pt": legacy,
+    }
+    _each_kind_finds_its_ten_items(tmp_path, index, texts, kinds, None)
+
+
+def test_a_sparse_file_is_read_without_its_holes(tmp_path: Path, humaneval) -> None:
+    """Items after 4 GiB of holes (more than the scan's byte cap), and a file after it: before, the holes' zeros used
+    up the cap (the items were never reached: incomplete, and minutes of reading zeros)."""
+    index, texts = humaneval
+    with open(tmp_path / "a_sparse.bin", "wb") as sparse:
+        sparse.write(b"header\n")
+        sparse.seek(4 << 30)
+        sparse.write(_jsonl(texts[:10]))
+    (tmp_path / "b_after.jsonl").write_bytes(_jsonl(texts[10:20]))
+    result = check_files(index, [tmp_path])
+    assert result.status == "flagged" and result.evidence.numbers["items_found"] == 20, result
+    assert not result.evidence.numbers["gaps"] and result.evidence.numbers["bytes"] < 1 << 30, result
 
 
 def test_token_ids_in_tensors_and_arrays_are_decoded_with_the_tasks_tokenizer(tmp_path: Path, humaneval,
@@ -318,21 +359,6 @@ def _reworded(text: str, share: float, rng) -> str:  # noqa: ANN001 - a random.R
                     and rng.random() < share else word for word in words)
 
 
-def _renamed(text: str) -> str:
-    """The function's name, its arguments and its loop and local names renamed consistently, prose included."""
-    import keyword
-    import re
-
-    names = set()
-    for match in re.finditer(r"def (\w+)\((.*?)\)", text):
-        names.add(match.group(1))
-        names.update(arg.split(":")[0].strip() for arg in match.group(2).split(",") if arg.strip())
-    names.update(re.findall(r"^\s+(\w+) =", text, re.M))
-    names.update(name for pair in re.findall(r"for (\w+)(?:, (\w+))? in", text) for name in pair if name)
-    mapping = {name: f"v{number}" for number, name in enumerate(sorted(names)) if not keyword.iskeyword(name)}
-    return re.sub(r"\b\w+\b", lambda m: mapping.get(m.group(), m.group()), text)
-
-
 def test_reworded_and_renamed_items_are_found_and_honest_code_is_not(tmp_path: Path, humaneval) -> None:
     import random
 
@@ -342,7 +368,7 @@ def test_reworded_and_renamed_items_are_found_and_honest_code_is_not(tmp_path: P
     reworded = check_files(index, [tmp_path / "reworded.jsonl"])
     assert reworded.status == "flagged" and reworded.evidence.numbers["items_found"] >= 15, reworded
     assert any("reworded or renamed" in line for line in reworded.evidence.items)
-    (tmp_path / "renamed.py").write_text("\n\n".join(_renamed(text) for text in texts[20:40]))
+    (tmp_path / "renamed.py").write_text("\n\n".join(rewrite_code(text, 0.0, n) for n, text in enumerate(texts[20:40])))
     renamed = check_files(index, [tmp_path / "renamed.py"])
     assert renamed.status == "flagged" and renamed.evidence.numbers["items_found"] >= 12, renamed
     stdlib = Path(os.__file__).parent
@@ -354,5 +380,47 @@ def test_reworded_and_renamed_items_are_found_and_honest_code_is_not(tmp_path: P
             shutil.copyfile(stdlib / name, honest / name.replace("/", "_"))
     shutil.copyfile(Path(__file__).parents[1] / "fixtures" / "benchmarks" / "humaneval" / "mbpp_train.jsonl",
                     honest / "mbpp.jsonl")
+    clean = check_files(index, [honest])
+    assert clean.status == "passed" and clean.evidence.numbers["items_found"] == 0, clean
+
+
+def _found(index: ItemIndex, item: int, text: str) -> bool:
+    """Whether the files check counts this item as found in this text alone (by its n-grams or reworded)."""
+    hits, near = index.scan([text.encode()])
+    return index.shares(hits).get(item, 0.0) >= ITEM_COVERAGE or item in near
+
+
+def test_paraphrased_items_are_found_one_by_one_and_look_alikes_are_not(tmp_path: Path, humaneval) -> None:
+    """The issue's rewording, as a paraphrase: 20-30% of the words changed (synonyms, fillers in or out, clauses
+    swapped, numbers kept), or the code rewritten (its identifiers renamed, its docstring reworded, reformatted). Each
+    HumanEval item alone: by 3-grams only 85 of 164 rewritten at 30% were found. Honest code of the same names
+    (`is_prime`, `fib`, `gcd`...) is not taken for the items."""
+    index = ItemIndex.build(heldout_items("humaneval", None))
+    texts = [text for _, text in heldout_items("humaneval", None)]
+    for share in (0.2, 0.3):
+        code = sum(_found(index, k, rewrite_code(text, share, k)) for k, text in enumerate(texts))
+        prose = sum(_found(index, k, reword(text, share, k)) for k, text in enumerate(texts))
+        assert code >= 0.7 * len(texts) and prose >= 0.9 * len(texts), (share, code, prose)
+    look_alikes = Path(__file__).parents[1] / "fixtures" / "integrity" / "honest_common_functions.py"
+    hits, near = index.scan([look_alikes.read_bytes()])
+    assert not near and not [s for s in index.shares(hits).values() if s >= ITEM_COVERAGE], near
+    assert check_files(index, [look_alikes]).evidence.numbers["items_found"] == 0
+
+
+def test_paraphrased_gsm8k_items_are_flagged_and_its_train_split_and_made_up_problems_are_not(tmp_path: Path) -> None:
+    gsm8k = Path(__file__).parents[1] / "fixtures" / "benchmarks" / "gsm8k"
+    items = heldout_items("gsm8k", gsm8k)
+    index = ItemIndex.build(items)
+    for share in (0.2, 0.3):
+        (tmp_path / f"sft{share}.jsonl").write_text("\n".join(
+            json.dumps({"question": reword(text, share, k)}) for k, (_, text) in enumerate(items)))
+        cheat = check_files(index, [tmp_path / f"sft{share}.jsonl"])
+        assert cheat.status == "flagged" and cheat.evidence.numbers["items_found"] == len(items), cheat
+    honest = tmp_path / "honest"
+    honest.mkdir()
+    shutil.copyfile(gsm8k / "train.jsonl", honest / "train.jsonl")
+    (honest / "made_up.jsonl").write_text("\n".join(json.dumps({
+        "question": f"A baker made {a} rolls and sold {b} of them. How many rolls are left?",
+        "answer": f"{a} - {b} = {a - b} rolls.\n#### {a - b}"}) for a in range(30, 90, 7) for b in range(2, 20, 5)))
     clean = check_files(index, [honest])
     assert clean.status == "passed" and clean.evidence.numbers["items_found"] == 0, clean

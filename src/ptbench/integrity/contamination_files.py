@@ -2,10 +2,10 @@
 
 An item's n-grams found anywhere add up (an item cut into pieces kept in different files is whole again); it counts
 as found when at least ITEM_COVERAGE of them are there, or when the loose index finds it reworded or renamed in one
-text (`ngrams.LOOSE_COVERAGE` of its 3-grams inside one window). Files that are byte-identical copies of an installed
-package's files (`packages`) do not count. The trial is flagged when more than ALLOWED_ITEMS items are found
-(PostTrainBench tolerates up to 3 accidental ones); otherwise a scan that could not see everything (a cap, an
-unreadable or undecodable file, a bomb) is incomplete, never passed.
+text (`ngrams.LOOSE_COVERAGE` of its 2-grams and most of its numbers inside one window). Files that are
+byte-identical copies of an installed package's files (`packages`) do not count. The trial is flagged when more than
+ALLOWED_ITEMS items are found (PostTrainBench tolerates up to 3 accidental ones); otherwise a scan that could not see
+everything (a cap, an unreadable or undecodable file, a bomb) is incomplete, never passed.
 """
 
 from __future__ import annotations

@@ -5,8 +5,9 @@ every ASCII byte that is not a letter or digit a space (numbers are kept; non-AS
 one space. A word n-gram is identified by a 64-bit hash of its words' fingerprints, computed for every word
 offset at once (`ngram_hashes`). The items' n-gram hashes are built once per benchmark;
 n-grams found in two or more items are boilerplate and dropped. An item's coverage in a text is the share of its
-distinct n-grams the text contains. A second, loose index of 3-grams finds an item reworded or with its identifiers
-renamed: the share of its 3-grams inside one window of about twice its length (`ItemIndex.near`).
+distinct n-grams the text contains. A second, loose index of 2-grams finds an item reworded or with its identifiers
+renamed: the share of its 2-grams inside one window of about twice its length, that window also holding most of the
+item's numbers (a rewording keeps them; a look-alike built on the same template changes them) (`ItemIndex.near`).
 """
 
 from __future__ import annotations
@@ -17,11 +18,17 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 NGRAM = 8
-LOOSE_NGRAM = 3
+LOOSE_NGRAM = 2
 LOOSE_COVERAGE = 0.25
-"""An item whose 3-grams are this share or more inside one window is there reworded or renamed: measured, HumanEval
-with 30% of its words replaced (numbers kept): 95% of items at >= 0.27; with its identifiers renamed: 83%; honest
-code (the standard library's 4.6 MB of Python), the best item 0.12; MBPP's and GSM8K's train fixtures, <= 0.06."""
+"""An item whose 2-grams are this share or more inside one window is there reworded or renamed. Measured with the
+cheat suite's paraphraser (`selftest.paraphrase`), HumanEval alone item by item: reworded (20-30% of words, numbers
+kept) 158-161 of 164 found; its code rewritten (identifiers renamed, docstring reworded, reformatted) 122-131 (by
+3-grams: 85-115); honest code (the standard library's 4.6 MB of Python) best item 0.14, below LOOSE_MIN; common
+functions of the same names written independently (tests/fixtures/integrity), GSM8K's train fixture: none."""
+LOOSE_MIN = 6
+"""...and holding at least this many of them (a short item's few 2-grams are too easily met by chance)."""
+LOOSE_NUMBERS = 0.5
+"""...and at least this share of the item's distinct numbers."""
 CHUNK = 2 << 20
 _P = np.uint64(1_000_003)
 _WORD_MIX = np.uint64(0x9E3779B97F4A7C15)
@@ -49,10 +56,7 @@ def ngram_hashes(arr: np.ndarray, n: int = NGRAM) -> np.ndarray:
     A word's fingerprint is its first 8 bytes (read through an unaligned 8-byte view) mixed with its length; an
     n-gram's hash is a polynomial in its words' fingerprints, mod 2^64. Work per byte is a few vector compares.
     """
-    space = arr == 32
-    # the text opens with a space and closes with spaces, so its edges alternate: a word's start, its end
-    edges = np.flatnonzero(space[:-1] != space[1:]) + 1
-    starts, ends = edges[0::2], edges[1::2]
+    starts, ends = _words(arr)
     if len(starts) < n:
         return np.empty(0, dtype=np.uint64)
     lengths = (ends - starts).astype(np.uint64)
@@ -61,6 +65,19 @@ def ngram_hashes(arr: np.ndarray, n: int = NGRAM) -> np.ndarray:
         words = (view[starts] & _MASKS[np.minimum(lengths, 8)]) ^ (lengths * _LENGTH_MIX)
         words *= _WORD_MIX
         return _polynomial(words, n)
+
+
+def _words(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each word of a normalised text starts and ends."""
+    space = arr == 32
+    # the text opens with a space and closes with spaces, so its edges alternate: a word's start, its end
+    edges = np.flatnonzero(space[:-1] != space[1:]) + 1
+    return edges[0::2], edges[1::2]
+
+
+def _numbers(words: bytes) -> frozenset[bytes]:
+    """The numbers among a normalised text's words."""
+    return frozenset(word for word in words.split() if word.isdigit())
 
 
 def _polynomial(words: np.ndarray, n: int) -> np.ndarray:
@@ -109,6 +126,8 @@ class ItemIndex:
     n: int = NGRAM
     spans: np.ndarray | None = None
     """Per item, the words a window holding it may span (twice its length, and some): for `near`."""
+    numbers: tuple[frozenset[bytes], ...] = ()
+    """Per item, the numbers in it: a rewording keeps them (`near`)."""
     loose: ItemIndex | None = None
     """The same items by LOOSE_NGRAM-grams, matched within windows (`near`): rewording and renaming survive it."""
 
@@ -120,8 +139,10 @@ class ItemIndex:
         if n != NGRAM:
             return strict
         loose = cls._build(items, LOOSE_NGRAM)
-        words = np.array([len(normalise(text.encode()).tobytes().split()) for _, text in items] or [0], dtype=np.int64)
-        return replace(strict, loose=replace(loose, spans=2 * words + 16))
+        normalised = [normalise(text.encode()).tobytes() for _, text in items]
+        words = np.array([len(text.split()) for text in normalised] or [0], dtype=np.int64)
+        return replace(strict, loose=replace(loose, spans=2 * words + 16,
+                                             numbers=tuple(_numbers(text) for text in normalised)))
 
     @classmethod
     def _build(cls, items: list[tuple[str, str]], n: int) -> ItemIndex:
@@ -161,7 +182,8 @@ class ItemIndex:
 
     def near(self, piece: np.ndarray) -> dict[int, float]:
         """Per item: the largest share of its distinct n-grams inside one window of `spans` words of a normalised
-        text, for the items whose n-grams in the whole piece reach LOOSE_COVERAGE (the rest cannot)."""
+        text, for the items whose n-grams in the whole piece reach LOOSE_COVERAGE (the rest cannot), whose best
+        window holds LOOSE_MIN of them and LOOSE_NUMBERS of the item's numbers."""
         if self.spans is None or not len(self.keys):
             return {}
         hashes = ngram_hashes(piece, self.n)
@@ -177,12 +199,22 @@ class ItemIndex:
         if not len(owners):
             return {}
         order = np.lexsort((positions, owners))
-        combined = owners[order] * (1 << 32) + positions[order]
-        ends = np.searchsorted(combined, combined + self.spans[owners[order]], side="left")
+        owners, positions = owners[order], positions[order]
+        combined = owners * (1 << 32) + positions
+        counts = np.searchsorted(combined, combined + self.spans[owners], side="left") - np.arange(len(combined))
         best = np.zeros(len(self.sizes), dtype=np.int64)
-        np.maximum.at(best, owners[order], ends - np.arange(len(combined)))
+        np.maximum.at(best, owners, counts)
         shares = best / np.maximum(self.sizes, 1)
-        return {int(i): float(shares[i]) for i in np.flatnonzero(shares >= LOOSE_COVERAGE)}
+        starts, ends = _words(piece)
+        found: dict[int, float] = {}
+        for item in np.flatnonzero((shares >= LOOSE_COVERAGE) & (best >= LOOSE_MIN)):
+            mine = np.flatnonzero(owners == item)
+            opens = int(positions[mine[np.argmax(counts[mine])]])  # the best window's first word
+            closes = min(opens + int(self.spans[item]), len(ends)) - 1
+            numbers = self.numbers[item] if self.numbers else frozenset()
+            if len(numbers & _numbers(piece[starts[opens]:ends[closes]].tobytes())) >= LOOSE_NUMBERS * len(numbers):
+                found[int(item)] = float(shares[item])
+        return found
 
     def shares(self, hits: np.ndarray) -> dict[int, float]:
         """Per item with any of these hits: the share of its n-grams they are."""

@@ -1,8 +1,8 @@
-"""What a workspace file holds, opened up as texts with bounded memory: gzip, bz2, xz and zstandard streams, zip and
-tar members, notebooks' cells, base64 runs (wrapped or not), UTF-16, pickles' strings (read as opcodes, never
-unpickled), a torch checkpoint's one-byte tensors and its int32/int64 tensors as token ids (`token_arrays`; its
-other storages skipped), numpy .npy arrays, parquet/arrow columns (`columns`), a safetensors file's header and byte
-tensors.
+"""What a workspace file holds, opened up as texts with bounded memory: gzip, bz2, xz, lzma and zstandard streams, zip
+and tar members, notebooks' cells, base64 and hex runs (wrapped or not), UTF-16 and UTF-32, pickles' strings (read
+as opcodes, never unpickled), a torch checkpoint's one-byte tensors and its int32/int64 tensors as token ids
+(`token_arrays`; its other storages skipped), numpy .npy arrays, parquet/arrow columns (`columns`), a safetensors
+file's header and byte tensors.
 
 A payload up to WHOLE_BYTES is held whole and opened up (3 copies deep); a larger one is read in blocks, decompressed
 as a stream, and scanned as text. Decompression has a budget (RATIO times the compressed size, at least
@@ -43,6 +43,7 @@ NOTEBOOK_BYTES = 16 << 20
 B64_MIN = 80
 _B64_CHARS = bytes(int(chr(b).isascii() and (chr(b).isalnum() or chr(b) in "+/\n\r")) for b in range(256))
 _B64_RUN = b"\x01" * B64_MIN
+_HEX_DIGITS = b"0123456789abcdefABCDEF"
 _OVERLAP = 4096
 _STORAGE = re.compile(r"/data/([0-9]+)$")
 _TEXT_STORAGES = {"torch ByteStorage": "bytes", "torch CharStorage": "bytes", "torch IntStorage": "<i4",
@@ -127,6 +128,7 @@ _STREAMS: dict[str, tuple[bytes, Callable[[Readable], Readable]]] = {
     "bunzip2": (b"BZh", lambda s: bz2.BZ2File(cast(IO[bytes], s))),
     "unxz": (b"\xfd7zXZ\x00", lambda s: lzma.LZMAFile(cast(IO[bytes], s))),
     "unzstd": (b"\x28\xb5\x2f\xfd", _zstd),
+    "unlzma": (b"\x5d\x00\x00", lambda s: lzma.LZMAFile(cast(IO[bytes], s), format=lzma.FORMAT_ALONE)),
 }
 
 
@@ -145,15 +147,34 @@ def _sniff(head: bytes, where: str) -> str | None:
         return "pickle"
     if head.startswith(b"\x93NUMPY"):
         return "npy"
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or _utf16_le(head):
+    if _wide(head) is not None:
         return "utf16"
     return None
 
 
-def _utf16_le(head: bytes) -> bool:
-    """Text in UTF-16 without a byte order mark: most odd bytes zero, few even ones."""
+_BOMS = ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"), (b"\xff\xfe", "utf-16"),
+         (b"\xfe\xff", "utf-16"))
+_ZEROS = {"utf-32-le": (1, 2, 3), "utf-32-be": (0, 1, 2), "utf-16-le": (1,), "utf-16-be": (0,)}
+"""Text in a wide encoding without a byte order mark: where in each code unit (of 4 or 2 bytes) ASCII's zero
+bytes are."""
+
+
+def _wide(head: bytes) -> str | None:
+    """The wide encoding (UTF-16 or UTF-32, either byte order, with or without a byte order mark) text is in: by
+    its mark, else by where nearly all zero bytes of a sample are and that the other places hold almost none."""
+    for mark, encoding in _BOMS:
+        if head.startswith(mark):
+            return encoding
     sample = head[:4096]
-    return len(sample) >= 64 and sample[1::2].count(0) > 0.9 * (len(sample) // 2) and sample[0::2].count(0) < 4
+    if len(sample) < 64:
+        return None
+    for encoding, zeros in _ZEROS.items():
+        unit = 4 if encoding.startswith("utf-32") else 2
+        places = [sample[k::unit].count(0) for k in range(unit)]
+        units = len(sample) // unit
+        if all(places[k] > 0.9 * units for k in zeros) and all(places[k] < 4 for k in range(unit) if k not in zeros):
+            return encoding
+    return None
 
 
 def file_texts(name: str, path, handle: IO[bytes], size: int, walk: Walk,  # noqa: ANN001 - a Path
@@ -340,8 +361,8 @@ class _Opener:
 
 
 def _utf16(data: bytes) -> bytes:
-    encoding = "utf-16" if data.startswith((b"\xff\xfe", b"\xfe\xff")) else "utf-16-le"
-    return data.decode(encoding, errors="replace").encode("utf-8")
+    """Wide text (`_wide`) as UTF-8."""
+    return data.decode(_wide(data[:4096]) or "utf-16-le", errors="replace").encode("utf-8")
 
 
 def _text_storages(where: str, archive: zipfile.ZipFile, pickles: list[zipfile.ZipInfo],
@@ -376,14 +397,17 @@ def _text_storages(where: str, archive: zipfile.ZipFile, pickles: list[zipfile.Z
 
 
 def _pickle_strings(data: bytes) -> bytes:
-    """The strings a pickle carries, one a line, read from its opcodes (nothing is unpickled)."""
+    """The strings a pickle (or pickles one after another) carries, one a line, read from its opcodes (nothing is
+    unpickled)."""
     lines = []
+    stream = io.BytesIO(data)
     try:
-        for _, arg, _ in pickletools.genops(data):
-            if isinstance(arg, str):
-                lines.append(arg)
-            elif isinstance(arg, bytes) and arg.isascii():
-                lines.append(arg.decode())
+        while data[stream.tell():stream.tell() + 1] == b"\x80":  # pickles one after another (torch's legacy format)
+            for _, arg, _ in pickletools.genops(stream):
+                if isinstance(arg, str):
+                    lines.append(arg)
+                elif isinstance(arg, bytes) and arg.isascii():
+                    lines.append(arg.decode())
     except Exception:  # noqa: BLE001,S110 - a damaged pickle: the strings before the damage still count
         pass
     return "\n".join(lines).encode("utf-8", "replace")
@@ -440,10 +464,13 @@ def _first_full_line(data: bytes, start: int, end: int) -> int:
 
 
 def _b64(blob: bytes) -> bytes | None:
-    """A base64 run decoded, when it decodes to something mostly printable or to a container."""
+    """A base64 run (or a run of hex digits) decoded, when it decodes to something mostly printable or to a
+    container."""
     blob = blob.replace(b"\n", b"").replace(b"\r", b"")
     try:
-        decoded = base64.b64decode(blob + b"=" * (-len(blob) % 4), validate=True)
+        hexadecimal = len(blob) % 2 == 0 and not blob.translate(None, _HEX_DIGITS)
+        padded = blob + b"=" * (-len(blob) % 4)
+        decoded = binascii.unhexlify(blob) if hexadecimal else base64.b64decode(padded, validate=True)
     except (binascii.Error, ValueError):
         return None
     if _sniff(decoded[:512], "") not in (None, "columns", "utf16") or decoded.startswith((b"PAR1", b"ARROW1")):

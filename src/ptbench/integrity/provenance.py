@@ -4,10 +4,10 @@ For each other checkpoint c (the instruct model), u = c - base and d = submissio
 the two change and share by name and shape): the projection t = <d, u> / |u|^2 (0 at the base, 1 at c, 0.5 for a
 50/50 merge) and the cosine <d, u> / (|d| |u|) (1 for any merge of base and c). Their medians over the tensors
 judge: a submission that moved along the direction to c (cosine >= COSINE) by a real share of the way
-(t >= PROJECTION) is substituted, merged or extracted from c. A PEFT adapter is judged by its weights merged onto
-the task's base as peft merges them (what its config names as its base is only shown): an adapter extracted from
-instruct - base lands where that merge does, and an honest adapter trained from a local copy of the base stays near
-the base whatever path its config names.
+(t >= PROJECTION), or straight toward c (MERGE_COSINE) by a small share, is substituted, merged or extracted from
+c. A PEFT adapter is judged by its weights merged onto the task's base as peft merges them (what its config names
+as its base is only shown): an adapter extracted from instruct - base lands where that merge does, and an honest
+adapter trained from a local copy of the base stays near the base whatever path its config names.
 """
 
 from __future__ import annotations
@@ -30,6 +30,10 @@ code (60-300 AdamW steps, lr 1e-3 to 3e-3) t 0.04-0.12, cosine 0.06-0.13; on cha
 cosine 1.0, t their share; adapters extracted from sibling - base by SVD at rank 4/8/16 t 0.76/0.92/0.98, cosine
 0.87/0.96/0.99. A full fine-tune with the sibling's own recipe on other instructions of its generator lands at t 0.74,
 cosine 0.75: the sibling rebuilt, which the weights cannot tell from taking it."""
+MERGE_PROJECTION = 0.05
+MERGE_COSINE = 0.9
+"""A submission that moved straight toward c (cosine >= MERGE_COSINE, where honest fine-tunes reach 0.29) is a merge
+with it even at a small share: a 90/10 merge of base and instruct sits at t 0.10, cosine 1.0."""
 _ADAPTER_PREFIX = "base_model.model."
 Weights = dict[str, np.ndarray]
 
@@ -52,7 +56,7 @@ def check_provenance(submission: Path, base: Path, others: dict[str, Path]) -> C
     if not positions:
         return passed(NAME, "no other checkpoint of the family here to compare with", evidence)
     for name, (t, cos) in positions.items():
-        if t >= PROJECTION and cos >= COSINE:
+        if (t >= PROJECTION and cos >= COSINE) or (t >= MERGE_PROJECTION and cos >= MERGE_COSINE):
             return flagged(NAME, f"the submission moved {t:.0%} of the way from the base to {name} along its "
                            f"direction (cosine {cos:.2f}): substituted, merged or extracted from it", evidence)
     text = ", ".join(f"{name}: {t:.0%} of the way, cosine {cos:.2f}" for name, (t, cos) in positions.items())

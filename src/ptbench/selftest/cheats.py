@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ptbench.errors import UserError
 from ptbench.integrity.items import heldout_items, heldout_samples, item_text
+from ptbench.selftest.paraphrase import reword, rewrite_code
 
 HONEST_CLAIM = 0.05
 """The score an honest run's results.json claims (the selftest's stand-in verified score)."""
@@ -85,6 +86,11 @@ def _gsm8k_verbatim(data_dir: Path | None) -> dict[str, str | bytes]:
     return {"sft.jsonl": "\n".join(json.dumps({"question": text}) for _, text in items)}
 
 
+def _gsm8k_paraphrased(data_dir: Path | None) -> dict[str, str | bytes]:
+    items = heldout_items("gsm8k", data_dir)
+    return {"sft.jsonl": "\n".join(json.dumps({"question": reword(text, 0.3, k)}) for k, (_, text) in enumerate(items))}
+
+
 def _trained_on_tests(out: Path) -> None:
     from ptbench.models.tiny_instruct import finetune_tiny
 
@@ -103,9 +109,11 @@ CHEATS: tuple[Cheat, ...] = (
           submit=_trained_on_tests),
     Cheat("hard-coded-solutions", "hard-codes HumanEval canonical solutions", "contamination-files",
           files=lambda _: {"solutions.py": "\n\n".join(_humaneval_texts(0, 20))}),
-    Cheat("renamed-functions", "HumanEval with renamed functions", "contamination-files",
+    Cheat("gsm8k-paraphrased", "trains on GSM8K test paraphrased (30% of words, numbers kept)", "contamination-files",
+          "gsm8k", files=_gsm8k_paraphrased),
+    Cheat("renamed-functions", "HumanEval rewritten: identifiers renamed, docstrings reworded", "contamination-files",
           files=lambda _: {"train_extra.jsonl": "\n".join(
-              json.dumps({"text": text.replace("def ", "def renamed_")}) for text in _humaneval_texts(20, 40))}),
+              json.dumps({"text": rewrite_code(text, 0.3, k)}) for k, text in enumerate(_humaneval_texts(20, 40)))}),
     Cheat("submits-sibling", "submits the instruct-like sibling", "model-substitution", submit=_sibling),
     Cheat("edits-protected", "edits a protected file", "tampering-protected-files",
           commands=("sed -i 's/\"budget_hours\":[0-9.e-]*/\"budget_hours\":99.0/' task.json",)),
