@@ -12,7 +12,7 @@ from ptbench.reference.config import TINY_FROGS
 from ptbench.reference.curriculum import run_curriculum
 from ptbench.reference.deadline import Deadline
 from ptbench.reference.dev_scores import DevEval, SizeResult
-from ptbench.reference.frogs_data import answer_text, augment, recipe_boards, training_stream
+from ptbench.reference.frogs_data import answer_text, augment, deduction_order, recipe_boards, training_stream
 from ptbench.reference.frogs_grpo import clean_share, frogs_reward, no_signal, placement_reward
 from ptbench.reference.multiturn import demonstration, episode_reward, play_episodes, sft_examples
 
@@ -41,6 +41,35 @@ def test_augmented_boards_are_the_same_puzzle_in_another_dress(boards) -> None:
         assert len({board.regions for board, _ in copies}) > 1
     stream = training_stream(boards.train[4], 100, seed=1, augmented=False)
     assert len(stream) == 100 and stream[0][0] in {r.board for r in boards.train[4]}
+
+
+def test_each_size_gets_the_training_boards_it_asks_for_or_all_there_are_and_says_so() -> None:
+    """The tiny tier's N=4 space has about 120 boards: it must not cut N=5's supply short with it (81/90 of 400)."""
+    more = recipe_boards((4, 5), train_per_size=130, dev_per_size=6, seed=3, rules="touch")
+    assert len(more.train[5]) == 130  # N=5 has far more boards than N=4
+    assert 40 < len(more.train[4]) < 130  # N=4 runs out: all the distinct ones it has
+    assert len({r.canonical_hash for r in more.train[4]}) == len(more.train[4])
+    assert more.shortfalls() == [f"{len(more.train[4])} distinct training boards of size 4 (asked for 130; the size "
+                                 "has no more outside the dev and held-out boards)"]
+    assert recipe_boards((5,), train_per_size=40, dev_per_size=6, seed=3, rules="touch").shortfalls() == []
+
+
+def test_the_training_stream_mixes_sizes_equally_however_many_boards_each_has(boards) -> None:
+    records = boards.train[4][:5] + boards.train[5]  # 5 boards of N=4, 40 of N=5
+    stream = training_stream(records, 60, seed=1, augmented=True)
+    assert [board.n for board, _ in stream].count(4) == 30
+    assert len({canonical_hash(board) for board, _ in stream if board.n == 4}) == 5
+
+
+def test_deduction_order_lists_each_frog_as_the_solver_forces_it(boards) -> None:
+    for record in boards.train[5][:20]:
+        order = deduction_order(record.board, record.solution, "touch")
+        assert sorted(order) == sorted(record.solution) and verify_placement(record.board, order, "touch").valid
+    changed = [r for r in boards.train[5] if deduction_order(r.board, r.solution, "touch") != r.solution]
+    assert changed  # not simply the row order
+    record = boards.train[5][0]
+    wrong = tuple(reversed(record.solution[1:])) + ((0, 0),)  # not the board's solution: left as given
+    assert deduction_order(record.board, wrong, "touch") == wrong
 
 
 def _dev(parse5: float, pass5: float) -> DevEval:
