@@ -12,7 +12,7 @@ from ptbench.reference.config import TINY_FROGS
 from ptbench.reference.curriculum import run_curriculum
 from ptbench.reference.deadline import Deadline
 from ptbench.reference.dev_scores import DevEval, SizeResult
-from ptbench.reference.frogs_data import answer_text, augment, deduction_order, recipe_boards, training_stream
+from ptbench.reference.frogs_data import answer_text, augment, recipe_boards, training_stream
 from ptbench.reference.frogs_grpo import clean_share, frogs_reward, no_signal, placement_reward
 from ptbench.reference.multiturn import demonstration, episode_reward, play_episodes, sft_examples
 
@@ -59,17 +59,6 @@ def test_the_training_stream_mixes_sizes_equally_however_many_boards_each_has(bo
     stream = training_stream(records, 60, seed=1, augmented=True)
     assert [board.n for board, _ in stream].count(4) == 30
     assert len({canonical_hash(board) for board, _ in stream if board.n == 4}) == 5
-
-
-def test_deduction_order_lists_each_frog_as_the_solver_forces_it(boards) -> None:
-    for record in boards.train[5][:20]:
-        order = deduction_order(record.board, record.solution, "touch")
-        assert sorted(order) == sorted(record.solution) and verify_placement(record.board, order, "touch").valid
-    changed = [r for r in boards.train[5] if deduction_order(r.board, r.solution, "touch") != r.solution]
-    assert changed  # not simply the row order
-    record = boards.train[5][0]
-    wrong = tuple(reversed(record.solution[1:])) + ((0, 0),)  # not the board's solution: left as given
-    assert deduction_order(record.board, wrong, "touch") == wrong
 
 
 def _dev(parse5: float, pass5: float) -> DevEval:

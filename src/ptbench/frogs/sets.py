@@ -9,6 +9,7 @@ the same holds for every rotation, reflection and relabelling of it.
 Tiers are interleaved round-robin, so any prefix of a set is an (almost) equal mix; within a
 tier, boards alternate between the tier's two sizes and cycle through the tier's grades
 (`TIER_GRADES`; none: any grade), so each tier is an equal mix of its grades at both sizes.
+`generate_training_boards(..., size=n)` draws one size alone (a recipe that needs n-by-n boards).
 """
 
 from __future__ import annotations

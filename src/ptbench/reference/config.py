@@ -102,8 +102,6 @@ class FrogsRecipe(_Frozen):
     lora: LoraSettings | None = None
     sft_boards_per_size: int = Field(ge=1, description="distinct training boards per curriculum size")
     augment: bool = Field(True, description="show each training board under a random symmetry and renaming")
-    answer_order: Literal["row", "deduction"] = Field("row", description="the order of the frogs in an SFT answer: "
-                                                      "by row, or as the logical solver places them")
     sft: SftSettings
     grpo: GrpoSettings
     curriculum: tuple[Stage, ...] = Field(min_length=1)

@@ -6,10 +6,12 @@ uses (derived from the task's seed); training boards at the training seed (the t
 plus the run's seed), minus every board whose canonical form (all symmetries, relabelling) is a dev
 board, so that a dev score is never a memory of a training board, whatever the training seed.
 The tiny sizes have few distinct boards (about 120 at N=4 in the training space), so the
-generator is asked for what exists and the recipe takes what it needs, and training boards are
-augmented: each use shows one of the 8 rotations/reflections of the board with its regions
-renamed at random (and the solution moved with it). An augmented board has the same canonical
-hash, so it is still a training board: never a dev or held-out one.
+generator is asked for what exists, size by size (one size running out does not cut the other
+short; a size with fewer than asked is noted in the report), the SFT stream mixes the sizes
+equally whatever their counts, and training boards are augmented: each use shows one of the 8
+rotations/reflections of the board with its regions renamed at random (and the solution moved
+with it). An augmented board has the same canonical hash, so it is still a training board:
+never a dev or held-out one.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ from ptbench.catalog.spec import TaskSpec
 from ptbench.errors import UserError
 from ptbench.frogs import Board, BoardRecord, Cell, Rules, generate_training_boards
 from ptbench.frogs.canonical import symmetries
-from ptbench.frogs.deduce import deduce_cells
 from ptbench.frogs.tiers import Tier, tier_of
 from ptbench.reference.config import FrogsRecipe
 
@@ -73,18 +74,7 @@ def recipe_sets(spec: TaskSpec, recipe: FrogsRecipe) -> tuple[RecipeBoards, list
     sft = recipe.sft
     puzzles = training_stream([r for rs in boards.train.values() for r in rs],
                               sft.max_steps * sft.batch_size * sft.grad_accum, recipe.seed, recipe.augment)
-    if recipe.answer_order == "deduction":
-        puzzles = [(board, deduction_order(board, solution, spec.rules)) for board, solution in puzzles]
     return boards, puzzles
-
-
-def deduction_order(board: Board, solution: tuple[Cell, ...], rules: Rules) -> tuple[Cell, ...]:
-    """The solution's frogs in the order the logical solver places them (each one forced by the board and the frogs
-    before it), or as given when the solver does not finish the board."""
-    n = board.n
-    placed, _, _ = deduce_cells(n, [g for row in board.regions for g in row], rules)
-    order = tuple(divmod(i, n) for i in placed)
-    return order if sorted(order) == sorted(solution) else solution
 
 
 def _dev_boards(n: int, count: int, seed: int, rules: Rules) -> list[BoardRecord]:
