@@ -62,6 +62,15 @@ def test_no_training_seed_yields_a_heldout_board(seed):
     assert canonical_hash(record.board) == record.canonical_hash
 
 
+def test_training_boards_of_one_size_are_distinct_training_boards_of_that_size():
+    records = list(generate_training_boards(12, seed=3, tiers=("tiny", "easy"), size=5))
+    assert {(r.n, r.tier) for r in records} == {(5, "tiny")}
+    assert len({r.canonical_hash for r in records}) == 12
+    assert not any(in_heldout_space(r.canonical_hash) for r in records)
+    with pytest.raises(UserError, match="board size 6 belongs to none of the tiers tiny"):
+        generate_training_boards(1, seed=3, tiers=("tiny",), size=6)
+
+
 def test_heldout_mix_order_and_determinism():
     records = build_heldout(10, seed=1, tiers=("tiny", "easy"))
     assert [r.tier for r in records[:4]] == ["tiny", "easy", "tiny", "easy"]

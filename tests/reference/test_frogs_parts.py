@@ -43,6 +43,24 @@ def test_augmented_boards_are_the_same_puzzle_in_another_dress(boards) -> None:
     assert len(stream) == 100 and stream[0][0] in {r.board for r in boards.train[4]}
 
 
+def test_each_size_gets_the_training_boards_it_asks_for_or_all_there_are_and_says_so() -> None:
+    """The tiny tier's N=4 space has about 120 boards: it must not cut N=5's supply short with it (81/90 of 400)."""
+    more = recipe_boards((4, 5), train_per_size=130, dev_per_size=6, seed=3, rules="touch")
+    assert len(more.train[5]) == 130  # N=5 has far more boards than N=4
+    assert 40 < len(more.train[4]) < 130  # N=4 runs out: all the distinct ones it has
+    assert len({r.canonical_hash for r in more.train[4]}) == len(more.train[4])
+    assert more.shortfalls() == [f"{len(more.train[4])} distinct training boards of size 4 (asked for 130; the size "
+                                 "has no more outside the dev and held-out boards)"]
+    assert recipe_boards((5,), train_per_size=40, dev_per_size=6, seed=3, rules="touch").shortfalls() == []
+
+
+def test_the_training_stream_mixes_sizes_equally_however_many_boards_each_has(boards) -> None:
+    records = boards.train[4][:5] + boards.train[5]  # 5 boards of N=4, 40 of N=5
+    stream = training_stream(records, 60, seed=1, augmented=True)
+    assert [board.n for board, _ in stream].count(4) == 30
+    assert len({canonical_hash(board) for board, _ in stream if board.n == 4}) == 5
+
+
 def _dev(parse5: float, pass5: float) -> DevEval:
     sizes = (SizeResult(n=4, boards=32, parse_rate=1.0, pass_rate=0.6),
              SizeResult(n=5, boards=32, parse_rate=parse5, pass_rate=pass5))

@@ -9,6 +9,7 @@ the same holds for every rotation, reflection and relabelling of it.
 Tiers are interleaved round-robin, so any prefix of a set is an (almost) equal mix; within a
 tier, boards alternate between the tier's two sizes and cycle through the tier's grades
 (`TIER_GRADES`; none: any grade), so each tier is an equal mix of its grades at both sizes.
+`generate_training_boards(..., size=n)` draws one size alone (a recipe that needs n-by-n boards).
 """
 
 from __future__ import annotations
@@ -44,27 +45,33 @@ def build_heldout(count: int, seed: int, rules: Rules = "touch", tiers: tuple[Ti
 
 
 def generate_training_boards(count: int, seed: int, rules: Rules = "touch", tiers: tuple[Tier, ...] = TIERS,
-                             on_record: Callable[[BoardRecord], None] | None = None) -> Iterator[BoardRecord]:
-    """`count` distinct training boards (never in the held-out space), an equal mix over `tiers`."""
-    return _boards("train", count, seed, rules, tiers, on_record)
+                             on_record: Callable[[BoardRecord], None] | None = None,
+                             size: int | None = None) -> Iterator[BoardRecord]:
+    """`count` distinct training boards (never in the held-out space), an equal mix over `tiers`; with `size`, every
+    board has that size (one of the tiers' sizes), so one size running out does not cut the other short."""
+    if size is not None and not any(size in TIER_SIZES[tier] for tier in tiers):
+        raise UserError(f"board size {size} belongs to none of the tiers {', '.join(tiers)}")
+    return _boards("train", count, seed, rules, tiers, on_record, size)
 
 
 def _boards(split: Split, count: int, seed: int, rules: Rules, tiers: tuple[Tier, ...],
-            on_record: Callable[[BoardRecord], None] | None) -> Iterator[BoardRecord]:
+            on_record: Callable[[BoardRecord], None] | None, size: int | None = None) -> Iterator[BoardRecord]:
     if count < 1:
         raise UserError(f"count must be at least 1, got {count}")
     if not tiers:
         raise UserError("at least one tier is needed")
+    if size is not None:
+        tiers = tuple(tier for tier in tiers if size in TIER_SIZES[tier])
     seen: set[str] = set()
     for k in range(count):
         tier = tiers[k % len(tiers)]
         index = k // len(tiers)
-        n = TIER_SIZES[tier][index % 2]
+        n = TIER_SIZES[tier][index % 2] if size is None else size
         grades = TIER_GRADES[tier]
         grade = grades[index // 2 % len(grades)] if grades else None
+        name = f"{split}/{seed}/{tier}/{index}" if size is None else f"{split}/{seed}/{tier}/n{size}/{index}"
         for retry in range(_DUPLICATE_RETRIES):
-            puzzle = generate_board(f"{split}/{seed}/{tier}/{index}/{retry}", n, rules, accept=_ACCEPT[split],
-                                    grade=grade)
+            puzzle = generate_board(f"{name}/{retry}", n, rules, accept=_ACCEPT[split], grade=grade)
             if puzzle.canonical_hash not in seen:
                 break
         else:

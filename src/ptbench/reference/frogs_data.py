@@ -6,10 +6,12 @@ uses (derived from the task's seed); training boards at the training seed (the t
 plus the run's seed), minus every board whose canonical form (all symmetries, relabelling) is a dev
 board, so that a dev score is never a memory of a training board, whatever the training seed.
 The tiny sizes have few distinct boards (about 120 at N=4 in the training space), so the
-generator is asked for what exists and the recipe takes what it needs, and training boards are
-augmented: each use shows one of the 8 rotations/reflections of the board with its regions
-renamed at random (and the solution moved with it). An augmented board has the same canonical
-hash, so it is still a training board: never a dev or held-out one.
+generator is asked for what exists, size by size (one size running out does not cut the other
+short; a size with fewer than asked is noted in the report), the SFT stream mixes the sizes
+equally whatever their counts, and training boards are augmented: each use shows one of the 8
+rotations/reflections of the board with its regions renamed at random (and the solution moved
+with it). An augmented board has the same canonical hash, so it is still a training board:
+never a dev or held-out one.
 """
 
 from __future__ import annotations
@@ -23,16 +25,22 @@ from ptbench.catalog.spec import TaskSpec
 from ptbench.errors import UserError
 from ptbench.frogs import Board, BoardRecord, Cell, Rules, generate_training_boards
 from ptbench.frogs.canonical import symmetries
-from ptbench.frogs.tiers import tier_of
+from ptbench.frogs.tiers import Tier, tier_of
 from ptbench.reference.config import FrogsRecipe
 
 
 @dataclass(frozen=True)
 class RecipeBoards:
-    """Training and dev boards by board size."""
+    """Training and dev boards by board size, and how many training boards a size was asked for."""
 
     train: dict[int, list[BoardRecord]]
     dev: dict[int, list[BoardRecord]]
+    asked: int
+
+    def shortfalls(self) -> list[str]:
+        """A line for each size that has fewer distinct training boards than asked for."""
+        return [f"{len(boards)} distinct training boards of size {n} (asked for {self.asked}; the size has no more "
+                "outside the dev and held-out boards)" for n, boards in self.train.items() if len(boards) < self.asked]
 
 
 def answer_text(solution: tuple[Cell, ...] | list[Cell]) -> str:
@@ -46,16 +54,15 @@ def recipe_boards(sizes: tuple[int, ...], train_per_size: int, dev_per_size: int
 
     Dev boards at the dev seed of the task's `seed`; training boards at `train_seed` (default `seed`).
     """
-    dev = {n: _boards(n, dev_per_size, dev_seed(seed), rules, exact=True) for n in sizes}
+    dev = {n: _dev_boards(n, dev_per_size, dev_seed(seed), rules) for n in sizes}
     held_back = {r.canonical_hash for boards in dev.values() for r in boards}
     train = {}
     for n in sizes:
-        pool = _boards(n, train_per_size + dev_per_size, seed if train_seed is None else train_seed, rules,
-                       exact=False)
+        pool = _training_boards(n, train_per_size + dev_per_size, seed if train_seed is None else train_seed, rules)
         train[n] = [r for r in pool if r.canonical_hash not in held_back][:train_per_size]
         if not train[n]:
             raise UserError(f"no training boards of size {n} left after holding out the dev boards")
-    return RecipeBoards(train=train, dev=dev)
+    return RecipeBoards(train=train, dev=dev, asked=train_per_size)
 
 
 def recipe_sets(spec: TaskSpec, recipe: FrogsRecipe) -> tuple[RecipeBoards, list[tuple[Board, tuple[Cell, ...]]]]:
@@ -70,26 +77,32 @@ def recipe_sets(spec: TaskSpec, recipe: FrogsRecipe) -> tuple[RecipeBoards, list
     return boards, puzzles
 
 
-def _boards(n: int, count: int, seed: int, rules: Rules, exact: bool) -> list[BoardRecord]:
-    """`count` distinct boards of size n (fewer when `exact` is False and the size has no more)."""
+def _dev_boards(n: int, count: int, seed: int, rules: Rules) -> list[BoardRecord]:
+    """Exactly `count` dev boards of size n: the first of that size in the verifier's dev split (`--split dev`
+    draws the tier's stream, which alternates its two sizes)."""
+    tier = _tier(n)
+    found = [r for r in generate_training_boards(2 * count, seed, rules, (tier,)) if r.n == n]
+    if len(found) < count:
+        raise UserError(f"only {len(found)} distinct dev boards of size {n} (asked for {count})")
+    return found[:count]
+
+
+def _training_boards(n: int, count: int, seed: int, rules: Rules) -> list[BoardRecord]:
+    """Up to `count` distinct training boards of size n, drawn by size (fewer when the size has no more)."""
+    found: list[BoardRecord] = []
+    try:
+        for record in generate_training_boards(count, seed, rules, (_tier(n),), size=n):
+            found.append(record)
+    except UserError:
+        pass  # the size's space ran out: keep what was found
+    return found
+
+
+def _tier(n: int) -> Tier:
     tier = tier_of(n)
     if tier is None:
         raise UserError(f"board size {n} belongs to no tier")
-    # the generator alternates the tier's two sizes; stop at the first size that runs out
-    stream = generate_training_boards(2 * count, seed, rules, (tier,))
-    found: list[BoardRecord] = []
-    try:
-        for record in stream:
-            if record.n == n:
-                found.append(record)
-                if len(found) == count:
-                    break
-    except UserError:
-        if exact:
-            raise
-    if exact and len(found) < count:
-        raise UserError(f"only {len(found)} distinct boards of size {n} (asked for {count})")
-    return found
+    return tier
 
 
 def augment(record: BoardRecord, rng: random.Random) -> tuple[Board, tuple[Cell, ...]]:
@@ -108,11 +121,19 @@ def augment(record: BoardRecord, rng: random.Random) -> tuple[Board, tuple[Cell,
 
 def training_stream(records: list[BoardRecord], count: int, seed: int,
                     augmented: bool) -> list[tuple[Board, tuple[Cell, ...]]]:
-    """`count` training puzzles: the records shuffled and cycled, each use augmented afresh if asked."""
+    """`count` training puzzles, the sizes taking turns (an equal mix however many boards each size has): each size's
+    records shuffled and cycled, each use augmented afresh if asked."""
     rng = random.Random(seed)
-    order = list(records)
+    by_size: dict[int, list[BoardRecord]] = {}
+    for record in records:
+        by_size.setdefault(record.n, []).append(record)
+    queues: list[list[BoardRecord]] = [[] for _ in by_size]
     out: list[tuple[Board, tuple[Cell, ...]]] = []
     while len(out) < count:
-        rng.shuffle(order)
-        out += [augment(r, rng) if augmented else (r.board, r.solution) for r in order[: count - len(out)]]
+        queue = queues[len(out) % len(queues)]
+        if not queue:
+            queue += list(by_size.values())[len(out) % len(queues)]
+            rng.shuffle(queue)
+        r = queue.pop()
+        out.append(augment(r, rng) if augmented else (r.board, r.solution))
     return out

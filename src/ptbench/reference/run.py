@@ -143,6 +143,9 @@ def _run_frogs(spec: TaskSpec, recipe: FrogsRecipe, policy: Policy, work: Path, 
 
     with clock.phase("boards"):
         boards, puzzles = recipe_sets(spec, recipe)
+    for line in boards.shortfalls():
+        console.print(line)
+        report.notes.append(line)
     temperature = get_benchmark(spec.benchmark).generation.temperature
     sampling = dev_settings(recipe.eval.max_new_tokens, temperature, recipe.seed)
     if recipe.mode == "single":
