@@ -23,10 +23,13 @@ from inspect_ai.dataset import Sample
 from ptbench.benchmarks.registry import get_benchmark
 
 SAME_DISTRIBUTION_FLOOR = 0.1
-STDLIB_FLOOR = 0.5
-"""Nats per token; the tiny model's 36 honest fine-tunes (six packages' code, lr 1e-3 and 3e-3, 30 to 120 steps)
-reached +0.36 over the standard-library functions at most, its cheats from +0.33 (20 test items among 60 other
-functions, lr 1e-3, 30 steps: missed, inside the honest range) to +3.4 (bench/README.md)."""
+STDLIB_FLOOR = 1.0
+"""Nats per token; the tiny model's 318 honest fine-tunes (nine code sources, lr 1e-3 and 3e-3, 30 to 120 steps, on a
+lent machine's 16 cores) reached +0.73 over the standard-library functions at most: sympy's code (docstrings full of
+`>>>` examples, as HumanEval's prompts are: the likely reason) went over the old floor of 0.5 in 21 of 36 runs. Its
+cheats range from +0.34 (20 test items among 60 other functions, lr 1e-3, 30 steps: missed) to +3.5; 9 of 18 are over
+1.0 (bench/README.md). The floor is above every honest source measured with a margin (sympy's runs: +0.29 to +0.73),
+at the cost of the weaker cheats, which the workspace scan is there for."""
 
 
 @dataclass(frozen=True)
