@@ -371,3 +371,28 @@ def test_gpus_declared_absent_without_device_nodes_and_passed_through_with_them(
     tools = HostTools(bwrap="bwrap", nsenter="nsenter", setpriv="setpriv", bash="bash")
     argv = holder_command(tools, tmp_path / "root", [], nodes, info_fd=3, seccomp_fd=4, caps=[])
     assert argv.count("--dev-bind") == 4 and str(fake_dev / "nvidiactl") in argv
+
+
+def test_a_command_whose_exit_wakeup_is_lost_still_returns_and_says_so(tmp_path):
+    # A neighbour that closes fds still registered in the event loop leaves stale keys in its selector: a pidfd
+    # that gets one of those numbers is never added to epoll, and its exit is never reported.
+    logger, handler = listed_logger("lost")
+
+    async def scenario(env):
+        loop = asyncio.get_running_loop()
+        stale = []
+        for _ in range(32):
+            read, write = os.pipe()
+            loop.add_reader(read, lambda: None)
+            stale.append(read)
+            os.close(write)
+        for fd in stale:
+            os.close(fd)
+        try:
+            return await asyncio.wait_for(env.exec("exit 3"), 20)
+        finally:
+            for fd in stale:
+                loop.remove_reader(fd)
+
+    assert in_env(make_env(tmp_path, logger=logger), scenario).return_code == 3
+    assert any("found by the periodic check" in message for message in handler.messages), handler.messages

@@ -210,6 +210,8 @@ async def run_command(
     finally:
         await _finish_readers(readers)
         process.close()
+    if process.exit_unseen and log is not None:
+        log(f"command {process.pid}: its exit was found by the periodic check; the event loop never reported it")
     code = process.returncode or 0
     # Killed by a signal: the shell's (and Docker's) 128 + signal, not Python's negative number.
     return CommandResult(stdout.text(), stderr.text(), 128 - code if code < 0 else code)
