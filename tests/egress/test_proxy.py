@@ -4,6 +4,7 @@ real sockets; allowed hosts answer, everything else is reset at once, and every 
 from __future__ import annotations
 
 import asyncio
+import os
 from ipaddress import IPv4Network
 from pathlib import Path
 
@@ -113,3 +114,35 @@ def test_a_name_resolving_to_this_network_never_reaches_the_hosts_loopback(tmp_p
     assert run_through_proxy(tmp_path / "open", ["allowed.test"], attempt, dialled="0.0.0.0") == [b"answer"]
     assert run_through_proxy(tmp_path, ["allowed.test"], attempt, tuple(closed_networks()), "0.0.0.0") in (
         ["reset"], [b""])
+
+
+def test_closing_the_proxy_leaves_no_stale_registration_for_the_next_fd(tmp_path: Path) -> None:
+    # The listener is closed while its accept waits in the event loop: unless it leaves the loop's selector at once,
+    # an fd opened before the loop's next turn gets its number and a stale key, is never added to epoll, and what it
+    # waits for is never reported (in a sandbox: a command's pidfd, the exec hung until the agent's timeout).
+    async def main() -> tuple[bool, bool]:
+        writer = EgressWriter(tmp_path / "egress.jsonl")
+        proxy = EgressProxy(AllowPolicy.from_hosts([]), writer, "agent")
+        server = await proxy.serve("127.0.0.1", 0)
+        await asyncio.sleep(0.05)  # its accept loop now waits on the listener
+        loop = asyncio.get_running_loop()
+        number = server.sockets[0].fileno()
+        server.close()
+        read, write = os.pipe()  # the lowest free numbers: the listener's is one
+        woken: asyncio.Future[None] = loop.create_future()
+        loop.add_reader(read, lambda: woken.done() or woken.set_result(None))
+        os.write(write, b"x")
+        try:
+            await asyncio.wait_for(woken, 5)
+            return number in (read, write), True
+        except TimeoutError:
+            return number in (read, write), False
+        finally:
+            loop.remove_reader(read)
+            os.close(read)
+            os.close(write)
+            writer.close()
+
+    reused, reported = asyncio.run(main())
+    assert reused  # else this test proves nothing
+    assert reported

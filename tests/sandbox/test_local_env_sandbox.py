@@ -4,6 +4,7 @@ start/stop and the host checks."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import re
 import shutil
@@ -162,7 +163,28 @@ def test_unknown_user_is_refused(tmp_path):
     in_env(make_env(tmp_path), scenario)
 
 
-def test_timeout_kills_the_group_and_children_that_left_it(tmp_path):
+class ListHandler(logging.Handler):
+    """Keeps every message logged to it."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def listed_logger(name: str) -> tuple[logging.Logger, ListHandler]:
+    logger = logging.getLogger(f"ptbench-test.{name}")
+    logger.setLevel(logging.DEBUG)
+    handler = ListHandler()
+    logger.addHandler(handler)
+    return logger, handler
+
+
+def test_timeout_kills_the_group_and_children_that_left_it_and_logs_them_first(tmp_path):
+    logger, handler = listed_logger("timeout")
+
     async def scenario(env):
         with pytest.raises(RuntimeError, match="timed out"):
             await env.exec(
@@ -172,10 +194,20 @@ def test_timeout_kills_the_group_and_children_that_left_it(tmp_path):
             )
         return await ok(env, "wc -l < /tmp/pids"), await ok(env, COUNT_ALIVE)
 
-    assert in_env(make_env(tmp_path), scenario) == ("3\n", "0\n")
+    assert in_env(make_env(tmp_path, logger=logger), scenario) == ("3\n", "0\n")
+    # what each process was doing when it was killed: the nsenter first, then bash and its three sleeps
+    [report] = [message for message in handler.messages if "before the kill" in message]
+    assert "timed out after 1 seconds" in report
+    lines = report.splitlines()[1:]
+    assert "name 'nsenter'" in lines[0]
+    sleeping = [line for line in lines if "name 'sleep'" in line]
+    assert len(sleeping) == 3
+    assert all(re.search(r"state S wchan [a-z_]+", line) for line in sleeping), report
 
 
-def test_cancellation_kills_the_command(tmp_path):
+def test_cancellation_kills_the_command_and_logs_it_first(tmp_path):
+    logger, handler = listed_logger("cancel")
+
     async def scenario(env):
         task = asyncio.create_task(
             env.exec("setsid sleep 1000 & echo $! >> /tmp/pids; echo $$ >> /tmp/pids; touch /tmp/ready; sleep 1000")
@@ -186,7 +218,10 @@ def test_cancellation_kills_the_command(tmp_path):
             await task
         return await ok(env, COUNT_ALIVE)
 
-    assert in_env(make_env(tmp_path), scenario) == "0\n"
+    assert in_env(make_env(tmp_path, logger=logger), scenario) == "0\n"
+    [report] = [message for message in handler.messages if "before the kill" in message]
+    assert "interrupted (CancelledError)" in report
+    assert sum("name 'sleep'" in line for line in report.splitlines()) == 2
 
 
 def test_downloads_refuse_planted_symlinks_on_the_way_and_copy_those_inside_as_links(tmp_path):
@@ -336,3 +371,28 @@ def test_gpus_declared_absent_without_device_nodes_and_passed_through_with_them(
     tools = HostTools(bwrap="bwrap", nsenter="nsenter", setpriv="setpriv", bash="bash")
     argv = holder_command(tools, tmp_path / "root", [], nodes, info_fd=3, seccomp_fd=4, caps=[])
     assert argv.count("--dev-bind") == 4 and str(fake_dev / "nvidiactl") in argv
+
+
+def test_a_command_whose_exit_wakeup_is_lost_still_returns_and_says_so(tmp_path):
+    # A neighbour that closes fds still registered in the event loop leaves stale keys in its selector: a pidfd
+    # that gets one of those numbers is never added to epoll, and its exit is never reported.
+    logger, handler = listed_logger("lost")
+
+    async def scenario(env):
+        loop = asyncio.get_running_loop()
+        stale = []
+        for _ in range(32):
+            read, write = os.pipe()
+            loop.add_reader(read, lambda: None)
+            stale.append(read)
+            os.close(write)
+        for fd in stale:
+            os.close(fd)
+        try:
+            return await asyncio.wait_for(env.exec("exit 3"), 20)
+        finally:
+            for fd in stale:
+                loop.remove_reader(fd)
+
+    assert in_env(make_env(tmp_path, logger=logger), scenario).return_code == 3
+    assert any("found by the periodic check" in message for message in handler.messages), handler.messages

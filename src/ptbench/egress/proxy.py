@@ -161,8 +161,13 @@ class ProxyServer:
         self._accepting = accepting
 
     def close(self) -> None:
+        # The waiting accept's reader leaves the loop now, not at the loop's next turn: an fd opened meanwhile would
+        # get the closed listener's number and its stale selector key, and never be reported ready.
+        listener = self.sockets[0]
+        if listener.fileno() >= 0:
+            asyncio.get_running_loop().remove_reader(listener)
         self._accepting.cancel()
-        self.sockets[0].close()
+        listener.close()
 
 
 async def _dial(where: tuple[str, int]) -> socket.socket:

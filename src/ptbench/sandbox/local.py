@@ -380,7 +380,7 @@ class LocalEnvironment(BaseEnvironment):
         environment = clean_environment(who, self._path_first, self._merge_env(env))
         preexec = None if enforced.joins_by_thread else enforced.join  # cgroup v2: per process only
         result = await run_command(
-            spawner, argv, environment, timeout_sec or None, self._output_callback(), preexec
+            spawner, argv, environment, timeout_sec or None, self._output_callback(), preexec, self.logger.warning
         )
         self._check_alive()
         return ExecResult(stdout=result.stdout, stderr=result.stderr, return_code=result.return_code)

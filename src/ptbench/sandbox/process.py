@@ -3,8 +3,9 @@
 The holder starts from an empty environment (PATH only): its processes are the sandbox's pid 1 and 2, whose
 environ anyone inside can read. Stopping it ends its pid namespace, and `stop` returns once every process in
 it is gone. A command is started in a new session, so its process group is the nsenter process's pid. On a
-timeout or an asyncio cancellation the group and every descendant found through /proc (which also
-catches children that called setsid) are stopped, then killed, before the call returns.
+timeout or an asyncio cancellation the command's processes are first described to the caller's log
+(proctree.py), then the group and every descendant found through /proc (which also catches children that
+called setsid) are stopped, then killed, before the call returns.
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ptbench.sandbox.exec import DEFAULT_PATH
+from ptbench.sandbox.proctree import descendants, describe
 from ptbench.sandbox.spawn import Preexec, SpawnedCommand, Spawner, readable
 
 OutputSink = Callable[[str, str], Awaitable[None]]
+Log = Callable[[str], None]
 # After a command exits, how long to keep reading output that background processes it left behind
 # still write into the inherited pipes.
 _DRAIN_GRACE_SEC = 0.5
@@ -183,9 +186,10 @@ async def run_command(
     timeout_sec: float | None,
     sink: OutputSink | None = None,
     preexec: Preexec | None = None,
+    log: Log | None = None,
 ) -> CommandResult:
     """Run argv (started by the sandbox's spawner) to completion; on timeout (CommandTimeoutError) or
-    cancellation, kill all its processes first."""
+    cancellation, describe all its processes to `log`, then kill them."""
     process = await spawner.start(argv, environment, preexec)
     stdout, stderr = CappedOutput(), CappedOutput()
     readers = [
@@ -196,14 +200,18 @@ async def run_command(
         async with asyncio.timeout(timeout_sec):
             await process.wait()
     except TimeoutError:
+        _describe(process, f"timed out after {timeout_sec} seconds", log)
         await _kill_everything(process)
         raise CommandTimeoutError(f"Command timed out after {timeout_sec} seconds") from None
-    except BaseException:
+    except BaseException as exc:
+        _describe(process, f"interrupted ({type(exc).__name__})", log)
         await _kill_everything(process)
         raise
     finally:
         await _finish_readers(readers)
         process.close()
+    if process.exit_unseen and log is not None:
+        log(f"command {process.pid}: its exit was found by the periodic check; the event loop never reported it")
     code = process.returncode or 0
     # Killed by a signal: the shell's (and Docker's) 128 + signal, not Python's negative number.
     return CommandResult(stdout.text(), stderr.text(), 128 - code if code < 0 else code)
@@ -261,13 +269,22 @@ async def _finish_readers(readers: list[asyncio.Task[None]]) -> None:
     await asyncio.gather(*readers, return_exceptions=True)
 
 
+def _describe(process: SpawnedCommand, why: str, log: Log | None) -> None:
+    """Before the kill: what each process of the command was doing (a first process in state Z had ended
+    unnoticed)."""
+    if log is None or process.returncode is not None:
+        return
+    lines = describe(process.pid)
+    log(f"command {process.pid} {why}; its processes before the kill:\n  " + "\n  ".join(lines))
+
+
 async def _kill_everything(process: SpawnedCommand) -> None:
     """Freeze the command's process group and descendants, look again for late forks, then SIGKILL them all."""
     if process.returncode is not None:  # already exited and reaped: its pid may belong to someone else now
         return
     frozen: set[int] = set()
     for _ in range(2):
-        found = _descendants(process.pid) - frozen
+        found = descendants(process.pid) - frozen
         _signal_group(process.pid, signal.SIGSTOP)
         for pid in found:
             _kill(pid, signal.SIGSTOP)
@@ -284,24 +301,3 @@ def _signal_group(pgid: int, sig: int) -> None:
     except ProcessLookupError:
         pass
 
-
-def _descendants(root_pid: int) -> set[int]:
-    """Every live process below root_pid, found by walking parent links in /proc."""
-    children: dict[int, list[int]] = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as stat:
-                fields = stat.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry.name))
-    found: set[int] = set()
-    queue = [root_pid]
-    while queue:
-        for child in children.get(queue.pop(), []):
-            if child not in found:
-                found.add(child)
-                queue.append(child)
-    return found

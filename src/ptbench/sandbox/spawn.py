@@ -21,6 +21,8 @@ from concurrent.futures import BrokenExecutor, ThreadPoolExecutor
 # Runs in a forked child before exec, or once in the spawner thread: only async-signal-safe work, with
 # everything it needs prepared beforehand.
 Preexec = Callable[[], None]
+# How often a running command's exit is checked besides its pidfd's wakeup (see SpawnedCommand.wait).
+_RECHECK_SEC = 1.0
 
 
 class Spawner:
@@ -91,6 +93,16 @@ async def readable(fd: int) -> None:
         loop.remove_reader(fd)
 
 
+async def _readable_within(fd: int, seconds: float) -> bool:
+    """Whether fd became readable within `seconds`."""
+    try:
+        async with asyncio.timeout(seconds):
+            await readable(fd)
+    except TimeoutError:
+        return False
+    return True
+
+
 class SpawnedCommand:
     """A started command seen from the event loop: its pid, output streams and exit, like asyncio's Process."""
 
@@ -104,6 +116,7 @@ class SpawnedCommand:
         self.pid = process.pid
         self.stdout, self.stderr = readers
         self._transports = transports
+        self.exit_unseen = False  # the exit was found by the periodic check: the pidfd never reported it
 
     @classmethod
     async def attach(cls, process: subprocess.Popen[bytes]) -> SpawnedCommand:
@@ -130,13 +143,16 @@ class SpawnedCommand:
         return self._process.returncode
 
     async def wait(self) -> int:
-        """Wait for the process to exit (a pidfd in the event loop, no thread per command) and reap it."""
+        """Wait for the process to exit (a pidfd in the event loop, no thread per command) and reap it. The exit
+        is also checked for every _RECHECK_SEC, so a wakeup the loop lost costs a second, not the command."""
         if self._process.returncode is not None:
             return self._process.returncode
         pidfd = os.pidfd_open(self.pid)  # never reaped by anyone else: even a zombie has its pid still
         try:
-            if self._process.poll() is None:
-                await readable(pidfd)
+            woken = True
+            while self._process.poll() is None:
+                woken = await _readable_within(pidfd, _RECHECK_SEC)
+            self.exit_unseen = not woken
         finally:
             os.close(pidfd)
         with contextlib.suppress(ChildProcessError):
