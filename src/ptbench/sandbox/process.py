@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ptbench.sandbox.exec import DEFAULT_PATH
-from ptbench.sandbox.proctree import descendants, describe
+from ptbench.sandbox.proctree import descendants, describe, read_stat
 from ptbench.sandbox.spawn import Preexec, SpawnedCommand, Spawner, readable
 
 OutputSink = Callable[[str, str], Awaitable[None]]
@@ -123,12 +123,8 @@ class Holder:
         """Whether the sandbox's first process still runs (when it dies, every process inside dies with it)."""
         if self._process.returncode is not None:
             return False
-        try:
-            with open(f"/proc/{self.child_pid}/stat", "rb") as stat:
-                state = stat.read().rsplit(b")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            return False
-        return state not in (b"Z", b"X")
+        info = read_stat(self.child_pid)
+        return info is not None and info.state not in ("Z", "X")
 
     async def stop(self) -> bool:
         """Kill bwrap's process group: bwrap and the sandbox's first process, whose death ends its pid namespace.

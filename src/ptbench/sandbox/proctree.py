@@ -24,7 +24,8 @@ class ProcessInfo:
     pgid: int
 
 
-def _read_stat(pid: int) -> ProcessInfo | None:
+def read_stat(pid: int) -> ProcessInfo | None:
+    """The process's /proc/PID/stat, or None when it is gone (or the line does not parse)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as stat:
             line = stat.read()
@@ -39,7 +40,7 @@ def _read_stat(pid: int) -> ProcessInfo | None:
 def _all_processes() -> list[ProcessInfo]:
     found = []
     for entry in os.scandir("/proc"):
-        if entry.name.isdigit() and (info := _read_stat(int(entry.name))) is not None:
+        if entry.name.isdigit() and (info := read_stat(int(entry.name))) is not None:
             found.append(info)
     return found
 
