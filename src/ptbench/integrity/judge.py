@@ -109,6 +109,9 @@ def _prompt(benchmark: str, excerpt: str) -> str:
 async def _ask(model_name: str, prompt: str) -> str:
     from inspect_ai.model import GenerateConfig, get_model
 
+    from ptbench.inspect_startup import prepare
+
+    prepare([model_name])
     model = get_model(model_name, config=GenerateConfig(temperature=0.0, max_tokens=800))
     return (await model.generate(prompt)).completion
 

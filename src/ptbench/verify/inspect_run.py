@@ -57,11 +57,13 @@ def run_evaluation(request: EvalRequest, model_dir: Path, base_model: BaseModelI
     """Evaluate `backend` (loaded from model_dir) on the request's split; the log lands in request.log_dir."""
     from inspect_ai import eval as inspect_eval
 
+    from ptbench.inspect_startup import prepare
     from ptbench.verify.provider import ptbench_model
 
     task = request.benchmark.build_task(request.data_dir, request.limit, request.split, **request.task_opts)
     request.log_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
+    prepare(["ptbench/submission", *request.judges.values()])
     model = ptbench_model(model_dir, base_model.key, device, backend=backend, batch_size=backend.batch_size)
     [log] = inspect_eval(
         task,
