@@ -3,6 +3,7 @@ own verifier (the workspace, the agent's logs and the submission reach it throug
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ CHEATS = {  # one per way a cheat reaches the verifier: a workspace file, a comm
 def test_cheat_agents_in_real_trials_are_each_caught_and_scored_as_the_base(tmp_path: Path, cli) -> None:
     spot = place(tmp_path)
     args = [arg for key in CHEATS for arg in ("--cheat", key)]
-    result = cli("integrity", "selftest", *args, "--seeds", "0", "--concurrency", "3", "--json",
+    result = cli("integrity", "selftest", *args, "--seeds", "0", "--concurrency", "3", "--max-tokens", "64", "--json",
                  cwd=spot.cwd, env=spot.env, timeout=1500)
     assert result.returncode == 0, result.stderr[-3000:]
     report = SelftestReport.model_validate_json(result.stdout)
@@ -34,3 +35,6 @@ def test_cheat_agents_in_real_trials_are_each_caught_and_scored_as_the_base(tmp_
     for agent, status, scored, reason in rows:  # a flagged trial scores the base model, and says why
         assert agent.startswith("ptbench.selftest.cheat_agents:") and (status, scored) == ("ok", "base")
         assert "integrity:" in reason
+    details = list(spot.jobs.glob("*/*/verifier/details.json"))
+    assert len(details) == 3  # the cap reached each trial's verifier
+    assert {json.loads(d.read_text())["evaluation"]["generation"]["max_tokens"] for d in details} == {64}

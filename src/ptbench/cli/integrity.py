@@ -24,6 +24,10 @@ def selftest_command(
         "run the checks on it (about a minute in all)")] = False,
     cheat: Annotated[list[str] | None, typer.Option("--cheat", help="only this cheat (a key); repeat")] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="trials at once")] = 2,
+    max_tokens: Annotated[int | None, typer.Option(
+        "--max-tokens", min=1, help="Harbor trials: the verifier's cap per answer when it scores each submission "
+        "(the task's own by default; the integrity checks do not depend on it, so a low cap is a faster self-test)")]
+    = None,
     store: StoreOption = None,
 ) -> None:
     """Run every cheat agent and the honest reference agent (one trial per seed) as real Harbor trials on the local
@@ -46,7 +50,7 @@ def selftest_command(
         quiet_harbor()
         from ptbench.selftest.trials import run_harbor_selftest
 
-        report = run_harbor_selftest(data_dir, seeds, cheat or [], default_store(store), concurrency)
+        report = run_harbor_selftest(data_dir, seeds, cheat or [], default_store(store), concurrency, max_tokens)
     if json_out:
         print(report.model_dump_json(indent=2))
         return

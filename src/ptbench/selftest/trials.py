@@ -25,9 +25,10 @@ TASKS = {"humaneval": "humaneval-tiny", "gsm8k": "gsm8k-tiny"}
 
 
 def run_harbor_selftest(data_dir: Path | None, seeds: int, only: list[str], store: Path,
-                        concurrency: int = 2) -> SelftestReport:
+                        concurrency: int = 2, max_tokens: int | None = None) -> SelftestReport:
     """Run the chosen cheats (all when `only` is empty; GSM8K's only with a data directory) and `seeds` honest
-    reference runs as Harbor jobs (progress on stderr); the report's rows come from the verifiers' details.json."""
+    reference runs as Harbor jobs (progress on stderr), each verifier capped at `max_tokens` per answer when given;
+    the report's rows come from the verifiers' details.json."""
     chosen = chosen_cheats(only, data_dir is not None)
     titles = {AGENTS[c.key].import_path(): c.title for c in chosen}
     groups: list[tuple[str, list[str], int, dict[str, str]]] = [
@@ -39,12 +40,12 @@ def run_harbor_selftest(data_dir: Path | None, seeds: int, only: list[str], stor
     rows: list[CaseRow] = []
     for task, agents, count, kwargs in groups:
         if agents:
-            rows += _job_rows(task, agents, count, kwargs, data_dir, store, titles, concurrency)
+            rows += _job_rows(task, agents, count, kwargs, data_dir, store, titles, concurrency, max_tokens)
     return report_of(rows)
 
 
 def _job_rows(task: str, agents: list[str], seeds: int, kwargs: dict[str, str], data_dir: Path | None, store: Path,
-              titles: dict[str, str], concurrency: int) -> list[CaseRow]:
+              titles: dict[str, str], concurrency: int, max_tokens: int | None) -> list[CaseRow]:
     """One job of these agents on this task; a row per trial."""
     from rich.console import Console
 
@@ -52,14 +53,18 @@ def _job_rows(task: str, agents: list[str], seeds: int, kwargs: dict[str, str], 
     from ptbench.run import jobs
     from ptbench.run.agents import AgentSettings
     from ptbench.run.launch import launch
+    from ptbench.settings import env_name
     from ptbench.store.ingest import ingest
 
     jobs_dir = (work_dir() / "jobs").resolve()
     name = f"{jobs.new_job_name(jobs_dir)}-selftest-{task}"
+    environment = jobs.resolve_environment("local")
+    if max_tokens is not None:  # `ptbench verify --max-tokens` in the verifier's environment, as the demo sets it
+        environment = environment.model_copy(update={"env": {env_name("verify_max_tokens"): str(max_tokens)}})
     config = jobs.build_job_config(
         job_name=name, jobs_dir=jobs_dir,
         tasks=jobs.resolve_tasks([task], work_dir().resolve() / "tasks" / name, data_dir),
-        agents=agents, seeds=seeds, environment=jobs.resolve_environment("local"), concurrency=concurrency,
+        agents=agents, seeds=seeds, environment=environment, concurrency=concurrency,
         settings=AgentSettings(kwargs=kwargs))
     with contextlib.redirect_stdout(sys.stderr):  # Harbor's own bar too: stdout carries only the report
         asyncio.run(launch(config, resuming=False, console=Console(stderr=True)))
