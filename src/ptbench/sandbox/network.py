@@ -24,7 +24,6 @@ import os
 import shutil
 import socket
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ptbench.egress.dns import answer_query
@@ -137,11 +136,11 @@ def sockets_in(pid: int) -> tuple[socket.socket, socket.socket, socket.socket]:
 
 
 class SandboxNetwork:
-    """The proxy's listener and the DNS server in one sandbox's namespace (one per holder)."""
+    """The proxy's listener, the DNS server and the log of refused UDP in one sandbox's namespace (one per holder)."""
 
     def __init__(self, server: ProxyServer, dns: asyncio.DatagramTransport, log: socket.socket,
-                 read_log: Callable[[], None]) -> None:
-        self._server, self._dns, self._log, self._read_log = server, dns, log, read_log
+                 udp: udplog.UdpLog) -> None:
+        self._server, self._dns, self._log, self._udp = server, dns, log, udp
 
     @classmethod
     async def start(cls, tools: HostTools, pid: int, proxy: EgressProxy,
@@ -159,9 +158,9 @@ class SandboxNetwork:
                 sock.close()
             raise
         dns, _ = await loop.create_datagram_endpoint(lambda: _DnsProtocol(proxy, addresses), sock=datagrams)
-        read_log = udplog.reader(log, lambda: proxy.phase, proxy.record)
-        loop.add_reader(log.fileno(), read_log)
-        network = cls(server, dns, log, read_log)
+        udp = udplog.UdpLog(log, lambda: proxy.phase, proxy.record)
+        loop.add_reader(log.fileno(), udp.read)
+        network = cls(server, dns, log, udp)
         try:
             await firewall.load_script(tools.nsenter, firewall.filter_tool(), pid,
                                        ruleset(listener.getsockname()[1], datagrams.getsockname()[1]))
@@ -170,12 +169,16 @@ class SandboxNetwork:
             raise
         return network
 
-    async def stop(self) -> None:
-        """Stop listening (the namespace goes with the holder; connections under way end with their ends);
+    async def stop(self, ended: bool = True) -> None:
+        """Stop listening (the namespace goes with the holder; connections under way end with their ends) and
+        finish the log of refused UDP: call it once the holder is stopped, `ended` saying whether every process of
+        the sandbox is known to be gone (else what they send later cannot be logged, and the record says so);
         idempotent."""
         self._dns.close()
         self._server.close()
         if self._log.fileno() >= 0:
             asyncio.get_running_loop().remove_reader(self._log.fileno())
-            self._read_log()  # what the loop has not read yet
+            if not ended:
+                self._udp.incomplete("the sandbox's processes had not all ended when its log of refused UDP closed")
+            await asyncio.to_thread(self._udp.finish)
             self._log.close()
