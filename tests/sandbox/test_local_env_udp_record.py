@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 from harbor.models.task.config import NetworkMode
-from test_local_env_sandbox import make_env, ok
+from test_local_env_sandbox import in_env, make_env, ok
 from tests.integrity.test_forbidden_network import SPEC
 
 from ptbench.egress.record import read_record
@@ -83,3 +83,27 @@ def test_a_log_that_overflowed_makes_the_record_and_the_check_incomplete(tmp_pat
     assert 0 < len([event for event in record.events if event.protocol == "udp"]) < 200
     result = check_network(SPEC, tmp_path / "trial" / "egress.jsonl")
     assert result.status == "incomplete" and "overflowed" in result.reason, result
+
+
+# A connection the sandbox keeps open (its peer answers nothing, and never closes) until the sandbox stops.
+HOLD = """nohup python3 -c "
+import socket, time
+client = socket.create_connection(('PEER', PORT))
+client.sendall(b'hello')
+open('/tmp/connected', 'w').close()
+time.sleep(600)
+" >/dev/null 2>&1 &
+for i in $(seq 400); do [ -e /tmp/connected ] && exit 0; sleep 0.05; done; exit 1"""
+
+
+def test_a_connection_still_open_at_the_stop_is_recorded_and_the_record_says_it_was_cut(tmp_path, loopback_server,
+                                                                                        peer):
+    with loopback_server(listener=peer.listener()) as silent:
+        async def scenario(env):
+            await ok(env, HOLD.replace("PEER", peer.address).replace("PORT", str(silent.port)))
+
+        in_env(make_env(tmp_path), scenario)
+    record = read_record(tmp_path / "trial" / "egress.jsonl")
+    held = [event for event in record.events if (event.address, event.port) == (peer.address, silent.port)]
+    assert [(event.allowed, event.bytes_out) for event in held] == [(True, 5)]
+    assert any("still open" in problem for problem in record.partial), record.partial

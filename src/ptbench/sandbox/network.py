@@ -24,10 +24,12 @@ import os
 import shutil
 import socket
 import threading
+import time
 from dataclasses import dataclass, field
 
 from ptbench.egress.dns import answer_query
 from ptbench.egress.proxy import EgressProxy, ProxyServer
+from ptbench.egress.record import EgressEvent
 from ptbench.sandbox import firewall, udplog
 from ptbench.sandbox.host import HostTools
 
@@ -138,9 +140,9 @@ def sockets_in(pid: int) -> tuple[socket.socket, socket.socket, socket.socket]:
 class SandboxNetwork:
     """The proxy's listener, the DNS server and the log of refused UDP in one sandbox's namespace (one per holder)."""
 
-    def __init__(self, server: ProxyServer, dns: asyncio.DatagramTransport, log: socket.socket,
+    def __init__(self, proxy: EgressProxy, server: ProxyServer, dns: asyncio.DatagramTransport, log: socket.socket,
                  udp: udplog.UdpLog) -> None:
-        self._server, self._dns, self._log, self._udp = server, dns, log, udp
+        self._proxy, self._server, self._dns, self._log, self._udp = proxy, server, dns, log, udp
 
     @classmethod
     async def start(cls, tools: HostTools, pid: int, proxy: EgressProxy,
@@ -160,7 +162,7 @@ class SandboxNetwork:
         dns, _ = await loop.create_datagram_endpoint(lambda: _DnsProtocol(proxy, addresses), sock=datagrams)
         udp = udplog.UdpLog(log, lambda: proxy.phase, proxy.record)
         loop.add_reader(log.fileno(), udp.read)
-        network = cls(server, dns, log, udp)
+        network = cls(proxy, server, dns, log, udp)
         try:
             await firewall.load_script(tools.nsenter, firewall.filter_tool(), pid,
                                        ruleset(listener.getsockname()[1], datagrams.getsockname()[1]))
@@ -170,12 +172,15 @@ class SandboxNetwork:
         return network
 
     async def stop(self, ended: bool = True) -> None:
-        """Stop listening (the namespace goes with the holder; connections under way end with their ends) and
-        finish the log of refused UDP: call it once the holder is stopped, `ended` saying whether every process of
-        the sandbox is known to be gone (else what they send later cannot be logged, and the record says so);
-        idempotent."""
+        """Stop listening, finish the connections under way (those still open after `proxy.FINISH_SECONDS` are cut,
+        and the record says so) and the log of refused UDP: call it once the holder is stopped, `ended` saying
+        whether every process of the sandbox is known to be gone (else what they send later cannot be logged, and
+        the record says so); idempotent."""
         self._dns.close()
-        self._server.close()
+        if cut := await self._server.finish():
+            self._proxy.record(EgressEvent(kind="incomplete", time=time.time(), phase=self._proxy.phase,
+                                           protocol="tcp", reason=f"{cut} connection(s) still open when the sandbox "
+                                           "stopped were cut: what they would have moved is not in the record"))
         if self._log.fileno() >= 0:
             asyncio.get_running_loop().remove_reader(self._log.fileno())
             if not ended:
