@@ -17,6 +17,7 @@ import struct
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Literal
 
 from ptbench.egress.peek import MAX_PEEK, Asked, Incomplete, Malformed, peek_host
 from ptbench.egress.policy import AllowPolicy, Decision
@@ -28,6 +29,9 @@ on its address."""
 FIRST_BYTES_SECONDS = 0.5
 """A connection that sends nothing this long is taken to wait for the server (decided on its address)."""
 DIAL_SECONDS = 10.0
+FINISH_SECONDS = 2.0
+"""How long a stopping sandbox's connections under way get to end (its processes are gone: normally at once)."""
+CUT = "still open when the sandbox stopped: cut"
 BUFFER = 1 << 20
 """The splice's pipe size and move size (small ones cost wake-ups; the peek reads at most MAX_PEEK)."""
 SO_ORIGINAL_DST = 80
@@ -75,11 +79,12 @@ class EgressProxy:
     def serve_socket(self, listener: socket.socket) -> ProxyServer:
         """Accept the listener's connections, each handled in a task of its own, until the server is closed."""
         listener.setblocking(False)
-        return ProxyServer(listener, asyncio.get_running_loop().create_task(self._accept(listener)))
-
-    async def _accept(self, listener: socket.socket) -> None:
-        loop = asyncio.get_running_loop()
         handling: set[asyncio.Task[None]] = set()
+        return ProxyServer(listener, asyncio.get_running_loop().create_task(self._accept(listener, handling)),
+                           handling)
+
+    async def _accept(self, listener: socket.socket, handling: set[asyncio.Task[None]]) -> None:
+        loop = asyncio.get_running_loop()
         while True:
             try:
                 client, _ = await loop.sock_accept(listener)
@@ -92,20 +97,25 @@ class EgressProxy:
             task.add_done_callback(handling.discard)
 
     async def handle(self, client: socket.socket) -> None:
-        """One connection: peek, decide, dial, splice; recorded once it ends."""
+        """One connection: peek, decide, dial, splice; recorded once it ends, or is cut (`ProxyServer.finish`)."""
+        event = EgressEvent(time=time.time(), phase=self.phase, protocol="tcp")
         try:
-            await self._handle(client)
+            await self._handle(client, event)
+        except asyncio.CancelledError:
+            event.reason = "; ".join(filter(None, [CUT, event.reason]))[:300]
+            raise
         finally:
             client.close()
+            event.seconds = round(time.time() - event.time, 4)
+            self.record(event)
 
-    async def _handle(self, client: socket.socket) -> None:
+    async def _handle(self, client: socket.socket, event: EgressEvent) -> None:
         loop = asyncio.get_running_loop()
-        start = time.time()
         try:
-            address, port = self.destination(client)
+            event.address, event.port = self.destination(client)
         except OSError:  # not a redirected connection: one made to the proxy's own port
-            address, port = "", 0
-        event = EgressEvent(time=start, phase=self.phase, protocol="tcp", address=address, port=port)
+            pass
+        address, port = event.address, event.port
         try:
             head, asked = await _peek(client)
         except Malformed as exc:
@@ -137,14 +147,13 @@ class EgressProxy:
                     await loop.sock_sendall(client, b"HTTP/1.1 200 Connection established\r\n\r\n")
                     head = b""
                 await loop.sock_sendall(upstream, head)
-                out, event.bytes_in = await asyncio.gather(_splice(client, upstream), _splice(upstream, client))
-                event.bytes_out = len(head) + out
+                event.bytes_out = len(head)
+                await asyncio.gather(_splice(client, upstream, event, "bytes_out"),
+                                     _splice(upstream, client, event, "bytes_in"))
             except OSError:
                 pass
             finally:
                 upstream.close()
-        event.seconds = round(time.time() - start, 4)
-        self.record(event)
 
     def record(self, event: EgressEvent) -> None:
         """Write an event to the record, tagged when it is the agent CLI's own API."""
@@ -154,11 +163,13 @@ class EgressProxy:
 
 
 class ProxyServer:
-    """A proxy's listener and its accept loop; `close` stops accepting (connections under way go on)."""
+    """A proxy's listener, its accept loop and the connections under way; `close` stops accepting (connections under
+    way go on), `finish` ends them too."""
 
-    def __init__(self, listener: socket.socket, accepting: asyncio.Task[None]) -> None:
+    def __init__(self, listener: socket.socket, accepting: asyncio.Task[None],
+                 handling: set[asyncio.Task[None]]) -> None:
         self.sockets = [listener]
-        self._accepting = accepting
+        self._accepting, self._handling = accepting, handling
 
     def close(self) -> None:
         # The waiting accept's reader leaves the loop now, not at the loop's next turn: an fd opened meanwhile would
@@ -168,6 +179,18 @@ class ProxyServer:
             asyncio.get_running_loop().remove_reader(listener)
         self._accepting.cancel()
         listener.close()
+
+    async def finish(self, seconds: float = FINISH_SECONDS) -> int:
+        """Close, then give the connections under way `seconds` to end (each is recorded as it ends) and cut the
+        rest (recorded as cut); the number cut."""
+        self.close()
+        if not self._handling:
+            return 0
+        _, open_ = await asyncio.wait(set(self._handling), timeout=seconds)
+        for task in open_:
+            task.cancel()
+        await asyncio.gather(*open_, return_exceptions=True)
+        return len(open_)
 
 
 async def _dial(where: tuple[str, int]) -> socket.socket:
@@ -217,12 +240,14 @@ def _http_path(head: bytes) -> str | None:
     return match.group(1).decode("ascii", "replace") if match else None
 
 
-async def _splice(source: socket.socket, sink: socket.socket) -> int:
+async def _splice(source: socket.socket, sink: socket.socket, event: EgressEvent,
+                  counter: Literal["bytes_in", "bytes_out"]) -> None:
     """Move bytes from source to sink through a pipe in the kernel (splice(2): no copy through Python), waking on
-    readiness; at the source's end (or an error) the sink's sending side is shut. The bytes moved."""
+    readiness, adding each move to the event's `counter`; at the source's end (or an error) the sink's sending side
+    is shut."""
     loop = asyncio.get_running_loop()
     pipe_out, pipe_in = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
-    moved, pending = 0, 0
+    pending = 0
     flags = os.SPLICE_F_MOVE | os.SPLICE_F_NONBLOCK
     try:
         with contextlib.suppress(OSError):  # a smaller pipe (the host's pipe-max-size) only costs wake-ups
@@ -234,7 +259,8 @@ async def _splice(source: socket.socket, sink: socket.socket) -> int:
                     if not pending:
                         break
                 done = os.splice(pipe_out, sink.fileno(), pending, flags=flags)
-                pending, moved = pending - done, moved + done
+                pending -= done
+                setattr(event, counter, getattr(event, counter) + done)
             except BlockingIOError:  # the pipe is empty only when the source is, full only when the sink is
                 await _ready(loop, sink.fileno() if pending else source.fileno(), writing=bool(pending))
     except OSError:
@@ -244,7 +270,6 @@ async def _splice(source: socket.socket, sink: socket.socket) -> int:
         os.close(pipe_in)
         with contextlib.suppress(OSError):
             sink.shutdown(socket.SHUT_WR)
-    return moved
 
 
 async def _ready(loop: asyncio.AbstractEventLoop, fd: int, writing: bool) -> None:

@@ -1,7 +1,8 @@
 """The egress record: one JSON line per connection attempt (time, phase, destination as asked and as addressed,
 protocol, allowed or refused, bytes each way, duration), written host-side beside Harbor's trial files where the
-agent cannot write, capped in size. The reader treats the file as hostile: no symlinks, a size cap before loading,
-and a line that does not parse makes the record partial, never silently shorter."""
+agent cannot write, capped in size; a writer that knows it missed attempts says so in an `incomplete` line. The
+reader treats the file as hostile: no symlinks, a size cap before loading, and a line that does not parse (like a
+truncated or incomplete mark) makes the record partial, never silently shorter."""
 
 from __future__ import annotations
 
@@ -21,13 +22,14 @@ MAX_RECORD_BYTES = 8 * 1024 * 1024
 
 
 class EgressEvent(BaseModel):
-    """One connection attempt (or, with `kind="truncated"`, the mark that the record stopped at its cap)."""
+    """One connection attempt (or, with `kind="truncated"`, the mark that the record stopped at its cap; with
+    `kind="incomplete"`, that it may miss attempts, `reason` saying why)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    schema_version: Literal[1, 2] = 2
-    """2 added `purpose`."""
-    kind: Literal["connection", "truncated"] = "connection"
+    schema_version: Literal[1, 2, 3] = 3
+    """2 added `purpose`; 3 the `incomplete` kind."""
+    kind: Literal["connection", "truncated", "incomplete"] = "connection"
     time: float
     phase: str = Field(max_length=40)
     protocol: str = Field(max_length=16)
@@ -75,7 +77,8 @@ class EgressWriter:
 
 @dataclass
 class EgressRecord:
-    """A record as read: its events and why it is partial (truncated, lines that did not parse), if it is."""
+    """A record as read: its events and why it is partial (truncated, incomplete, lines that did not parse), if it
+    is."""
 
     events: list[EgressEvent] = field(default_factory=list)
     partial: list[str] = field(default_factory=list)
@@ -107,6 +110,8 @@ def read_record(path: Path, limit: int = MAX_RECORD_BYTES) -> EgressRecord:
             continue
         if event.kind == "truncated":
             record.partial.append(f"the record stopped at its cap (line {number})")
+        elif event.kind == "incomplete":
+            record.partial.append(f"{event.reason} (line {number})")
         else:
             record.events.append(event)
     return record

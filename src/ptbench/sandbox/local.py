@@ -324,7 +324,9 @@ class LocalEnvironment(BaseEnvironment):
         holder, self._holder = self._holder, None
         network, self._network = self._network, None
         assert holder is not None  # upload_dir checked that it runs
-        ended, *_ = await asyncio.gather(holder.stop(), *([network.stop()] if network is not None else []))
+        ended = await holder.stop()
+        if network is not None:  # after the holder: the record of refused UDP is whole once its processes are gone
+            await network.stop(ended)
         if not ended:
             raise RuntimeError(f"the processes of {self.session_id}'s agent phase did not end")
         if self._decoys is not None:  # the verifier sees its own /tests, and the record beside the agent's logs
@@ -410,12 +412,15 @@ class LocalEnvironment(BaseEnvironment):
             self.logger.warning(f"could not remove the cgroups of {self.session_id}: {', '.join(map(str, left))}")
 
     async def _stop_processes(self) -> None:
-        """Kill the holder (and with it every process inside), stop the proxy's listeners and the port relay."""
+        """Kill the holder (and with it every process inside), then stop the proxy's listeners (finishing the record
+        of refused UDP, which is whole only once no process is left to send) and the port relay."""
         holder, self._holder = self._holder, None
         network, self._network = self._network, None
         spawner, self._spawner = self._spawner, None
         relay, self._relay = self._relay, None
-        await asyncio.gather(*(part.stop() for part in (holder, network, relay) if part is not None))
+        ended = await holder.stop() if holder is not None else True
+        await asyncio.gather(*([network.stop(ended)] if network is not None else []),
+                             *([relay.stop()] if relay is not None else []))
         if spawner is not None:
             await asyncio.to_thread(spawner.close)
 

@@ -24,11 +24,12 @@ import os
 import shutil
 import socket
 import threading
-from collections.abc import Callable
+import time
 from dataclasses import dataclass, field
 
 from ptbench.egress.dns import answer_query
 from ptbench.egress.proxy import EgressProxy, ProxyServer
+from ptbench.egress.record import EgressEvent
 from ptbench.sandbox import firewall, udplog
 from ptbench.sandbox.host import HostTools
 
@@ -137,11 +138,11 @@ def sockets_in(pid: int) -> tuple[socket.socket, socket.socket, socket.socket]:
 
 
 class SandboxNetwork:
-    """The proxy's listener and the DNS server in one sandbox's namespace (one per holder)."""
+    """The proxy's listener, the DNS server and the log of refused UDP in one sandbox's namespace (one per holder)."""
 
-    def __init__(self, server: ProxyServer, dns: asyncio.DatagramTransport, log: socket.socket,
-                 read_log: Callable[[], None]) -> None:
-        self._server, self._dns, self._log, self._read_log = server, dns, log, read_log
+    def __init__(self, proxy: EgressProxy, server: ProxyServer, dns: asyncio.DatagramTransport, log: socket.socket,
+                 udp: udplog.UdpLog) -> None:
+        self._proxy, self._server, self._dns, self._log, self._udp = proxy, server, dns, log, udp
 
     @classmethod
     async def start(cls, tools: HostTools, pid: int, proxy: EgressProxy,
@@ -159,9 +160,9 @@ class SandboxNetwork:
                 sock.close()
             raise
         dns, _ = await loop.create_datagram_endpoint(lambda: _DnsProtocol(proxy, addresses), sock=datagrams)
-        read_log = udplog.reader(log, lambda: proxy.phase, proxy.record)
-        loop.add_reader(log.fileno(), read_log)
-        network = cls(server, dns, log, read_log)
+        udp = udplog.UdpLog(log, lambda: proxy.phase, proxy.record)
+        loop.add_reader(log.fileno(), udp.read)
+        network = cls(proxy, server, dns, log, udp)
         try:
             await firewall.load_script(tools.nsenter, firewall.filter_tool(), pid,
                                        ruleset(listener.getsockname()[1], datagrams.getsockname()[1]))
@@ -170,12 +171,19 @@ class SandboxNetwork:
             raise
         return network
 
-    async def stop(self) -> None:
-        """Stop listening (the namespace goes with the holder; connections under way end with their ends);
-        idempotent."""
+    async def stop(self, ended: bool = True) -> None:
+        """Stop listening, finish the connections under way (those still open after `proxy.FINISH_SECONDS` are cut,
+        and the record says so) and the log of refused UDP: call it once the holder is stopped, `ended` saying
+        whether every process of the sandbox is known to be gone (else what they send later cannot be logged, and
+        the record says so); idempotent."""
         self._dns.close()
-        self._server.close()
+        if cut := await self._server.finish():
+            self._proxy.record(EgressEvent(kind="incomplete", time=time.time(), phase=self._proxy.phase,
+                                           protocol="tcp", reason=f"{cut} connection(s) still open when the sandbox "
+                                           "stopped were cut: what they would have moved is not in the record"))
         if self._log.fileno() >= 0:
             asyncio.get_running_loop().remove_reader(self._log.fileno())
-            self._read_log()  # what the loop has not read yet
+            if not ended:
+                self._udp.incomplete("the sandbox's processes had not all ended when its log of refused UDP closed")
+            await asyncio.to_thread(self._udp.finish)
             self._log.close()
