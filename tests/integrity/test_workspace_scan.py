@@ -186,6 +186,43 @@ def test_test_items_are_found_in_wide_encodings_hex_lzma_and_legacy_checkpoints(
     _each_kind_finds_its_ten_items(tmp_path, index, texts, kinds, None)
 
 
+def test_test_items_are_found_escaped_in_base32_url_safe_base64_spaced_hex_and_token_id_text(
+        tmp_path: Path, humaneval, tiny_dir: Path) -> None:
+    """Variants of the second red-team round (each passed before): JSON's \\uXXXX escapes and HTML's numeric
+    references for every character, base32, URL-safe base64 of a gzip, hex bytes spaced apart (a hex dump), token ids
+    as JSON lists and as a raw uint16 array (nanoGPT's train.bin)."""
+    import numpy as np
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(tiny_dir / "tokenizer.json"))
+    index, texts = humaneval
+
+    kinds = {
+        "escaped.json": lambda t: ("[" + ",".join('"' + "".join(f"\\u{ord(c):04x}" for c in text) + '"'
+                                                  for text in t) + "]").encode(),
+        "entities.html": lambda t: "".join(f"<p>{''.join(f'&#{ord(c)};' for c in text)}</p>" for text in t).encode(),
+        "b32.txt": lambda t: base64.b32encode(_jsonl(t)),
+        "urlsafe.txt": lambda t: base64.urlsafe_b64encode(gzip.compress(_jsonl(t))).rstrip(b"="),
+        "dump.txt": lambda t: " ".join(f"{b:02X}" for b in _jsonl(t)).encode(),
+        "ids.jsonl": lambda t: "\n".join(json.dumps({"input_ids": tokenizer.encode(text).ids, "labels": [-100] * 3})
+                                         for text in t).encode(),
+        "train.bin": lambda t: np.concatenate([np.array(tokenizer.encode(text).ids, dtype=np.uint16)
+                                               for text in t]).tobytes(),
+    }
+    _each_kind_finds_its_ten_items(tmp_path, index, texts, kinds, TokenDecoder.from_model_dir(tiny_dir))
+    honest = tmp_path / "honest"
+    honest.mkdir()
+    own = [f"Write a function that adds {k} to a number.\nreturn x + {k}" for k in range(300)]
+    (honest / "train.bin").write_bytes(np.concatenate([np.array(tokenizer.encode(text).ids, dtype=np.uint16)
+                                                       for text in own]).tobytes())
+    (honest / "noise.bin").write_bytes(np.random.default_rng(0).integers(0, 1 << 16, 50_000, np.uint16).tobytes())
+    (honest / "ids.jsonl").write_text("\n".join(json.dumps({"input_ids": tokenizer.encode(t).ids}) for t in own))
+    (honest / "zh.json").write_text(json.dumps(["\u4f60\u597d\u4e16\u754c " * 50] * 20))
+    (honest / "names.txt").write_text("\n".join(f"model_checkpoint_step_{k}_of_run_a-b" for k in range(400)))
+    result = check_files(index, [honest], TokenDecoder.from_model_dir(tiny_dir))
+    assert result.status == "passed", result
+
+
 def test_a_sparse_file_is_read_without_its_holes(tmp_path: Path, humaneval) -> None:
     """Items after 4 GiB of holes (more than the scan's byte cap), and a file after it: before, the holes' zeros used
     up the cap (the items were never reached: incomplete, and minutes of reading zeros)."""
