@@ -3,12 +3,13 @@
 The documented form (`catalog.submission.SelfReport`: `{"score": 0.42, ...}`) is one of many: any score-like key
 (score, accuracy, pass@1, win_rate, ...) at any depth of nested objects and lists, as a number or a string, a
 percentage ("90%", "90 percent", or 90 on a metric that lives in [0, 1]) or a fraction ("148/164", or solved and
-total counts side by side) scaled to [0, 1]; a key of digits is its parent's k (`{"pass_at_k": {"1": 0.9}}`), a
-record that names its metric (`{"name": "pass@1", "val": 0.9}`) claims under that name, and a string value is read
-as text. Keys about something else (train, baseline, loss, counts, bounds, pass@k for k > 1, per-item records), and
-everything under them, are not claims. A file that is not JSON is read as text (`_text_claims`: YAML, a markdown
-table, `key: value` or `key = value` in a sentence, broken JSON). A file with no readable claim is "unreadable",
-with why.
+total counts side by side) scaled to [0, 1], a bare number included. A key of digits is its parent's k
+(`{"pass_at_k": {"1": 0.9}}`), a key naming the test split or the run's model claims under its parent's, a record
+that names its metric (`{"name": "pass@1", "val": 0.9}`) claims under that name, and a string value is read as
+text. Keys about something else (train, baseline, loss, counts, bounds, references and targets, settings, pass@k
+for k > 1, per-item records), and everything under them, are not claims. A file that is not JSON is read as text
+(`_text_claims`: YAML, a markdown table, `key: value` or `key = value` in a sentence, broken JSON). A file with no
+readable claim is "unreadable", with why.
 """
 
 from __future__ import annotations
@@ -24,8 +25,15 @@ _SCORE_KEY = re.compile(r"score|acc|pass|win|exact|match|\bem\b|f1|success|resul
                         r"estimate|metric|humaneval|gsm8k|bfcl|gpqa|aime|arena|health|frogs|"
                         r"^(?:mean|average|avg|overall|final|rate)$", re.IGNORECASE)
 _NOT_A_CLAIM = re.compile(r"train|base|loss|\blr\b|learning|step|epoch|time|second|count|board|sample|\bn_|num|size|"
-                          r"seed|std|err|\bci\b|lower|upper|token|version|budget|items", re.IGNORECASE)
-"""A key about something else; a claim under such a key (`{"train": {"accuracy": 0.95}}`) is no claim either."""
+                          r"seed|std|err|\bci\b|lower|upper|token|version|budget|items|reference|paper|published|sota|"
+                          r"target|goal|expect|before|instruct|threshold|random|chance|config|temperature|top_[pk]",
+                          re.IGNORECASE)
+"""A key about something else (training, the base or instruct model, a reference or target score, settings); a claim
+under such a key (`{"train": {"accuracy": 0.95}}`) is no claim either."""
+_SUBJECT = re.compile(r"^(?:test|eval|evaluation|held_?out|ours|final(?:_model)?|fine_?tuned|after|submission|model|"
+                      r"all|overall)$", re.IGNORECASE)
+"""A key that names what a score is of (the test split, the run's model): it claims under its parent's key
+(`{"accuracy": {"test": 0.9}}`)."""
 _NUMBER = re.compile(r"\s*(-?(?:\d+(?:[.,]\d+)?|[.,]\d+))\s*(%|percent|/\s*(\d+(?:\.\d+)?))?\s*",
                      re.IGNORECASE)
 _SOLVED = re.compile(r"^(?:n_|num_)?(?:correct|solved|passed|right)$", re.IGNORECASE)
@@ -62,7 +70,7 @@ def claims(data: bytes) -> list[Claim] | str:
     except (ValueError, RecursionError) as exc:
         _text_claims(data.decode("utf-8", "replace"), "results", "", found)
         return found or f"not JSON: {str(exc).splitlines()[0][:120]}, and no `key: number` line"
-    _walk(document, "results", "", found, 0)
+    _walk(document, "results", "" if isinstance(document, (dict, list)) else "score", found, 0)  # a bare 0.9: a score
     return found or "no score-like key with a number in [0, 1] or a percentage"
 
 
@@ -94,7 +102,8 @@ def _walk(value: object, where: str, key: str, found: list[Claim], depth: int) -
             found.append(Claim(where, solved[0], solved[1]))
         for name, item in value.items():
             name = str(name)
-            inner = f"{key}@{name}" if name.isdigit() else f"{label} {name}".strip()
+            inner = f"{key}@{name}" if name.isdigit() else f"{key} {name}" if _SUBJECT.match(name) else (
+                f"{label} {name}".strip())
             if not _about_else(name) and not (solved and _SOLVED.match(name)) and name not in _LABELS:
                 _walk(item, f"{where}.{name}", inner, found, depth + 1)
     elif isinstance(value, list):
