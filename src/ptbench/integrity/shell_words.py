@@ -30,7 +30,8 @@ COMMANDS = frozenset("""
     python python3 python3.10 python3.11 python3.12 ipython pip pip3 uv uvx conda accelerate torchrun deepspeed
     jupyter papermill bash sh zsh dash eval exec env sudo timeout nohup nice xargs time stdbuf
     curl wget aria2c git hf huggingface-cli ptbench echo printf export readlink realpath mkdir sha256sum md5sum
-    lm_eval lm-eval
+    lm_eval lm-eval sqlite3 duckdb psql mlr csvlook csvcut xz unxz lz4 lzcat bzip2 bunzip2 zless zgrep zmore bat
+    Rscript julia deno bun php lua pypy pypy3 python3.9 python3.13 gsutil rclone aws gh svn
 """.split())
 """Words that start a command line: a line of a log whose first word is none of these (nor a script path) is
 prose (a plan, an explanation, a tool's output), not something the agent ran. Commands that are also common
