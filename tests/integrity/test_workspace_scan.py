@@ -223,6 +223,38 @@ def test_test_items_are_found_escaped_in_base32_url_safe_base64_spaced_hex_and_t
     assert result.status == "passed", result
 
 
+def _chunked(blob: bytes, width: int) -> list[str]:
+    text = base64.b64encode(blob).decode()
+    return [text[k:k + width] for k in range(0, len(text), width)]
+
+
+def test_items_in_quoted_base64_chunks_or_with_invisible_characters_are_found(tmp_path: Path, humaneval) -> None:
+    """Base64 cut into string literals shorter than a run (a Python list of 76-column lines, a JSON list of 60-column
+    chunks of a gzip), and text whose spaces are no-break spaces or carry zero-width spaces: each passed before."""
+    index, texts = humaneval
+    kinds = {
+        "blob.py": lambda t: ("DATA = [\n" + "".join(f'    "{c}",\n' for c in _chunked(_jsonl(t), 76))).encode(),
+        "chunks.json": lambda t: json.dumps({"chunks": _chunked(gzip.compress(_jsonl(t)), 60)}).encode(),
+        "nbsp.txt": lambda t: "\n".join(t).replace(" ", "\u00a0").encode(),
+        "zero_width.txt": lambda t: "\n".join(t).replace(" ", " \u200b").replace("e", "e\u2060").encode(),
+    }
+    _each_kind_finds_its_ten_items(tmp_path, index, texts, kinds, None)
+    honest = tmp_path / "honest"
+    honest.mkdir()
+    (honest / "uv.lock").write_text("".join(f'hash = "sha256:{os.urandom(32).hex()}", n = {k}\n' for k in range(500)))
+    (honest / "ids.json").write_text(json.dumps([base64.urlsafe_b64encode(os.urandom(30)).decode() for _ in range(99)]))
+    assert check_files(index, [honest]).status == "passed"
+
+
+def test_an_archive_no_reader_opens_makes_the_scan_incomplete(tmp_path: Path, humaneval) -> None:
+    """A 7z or RAR archive could hold anything: the scan says so (incomplete), never passed."""
+    index, _ = humaneval
+    (tmp_path / "data.7z").write_bytes(b"7z\xbc\xaf\x27\x1c\x00\x04" + os.urandom(4000))
+    (tmp_path / "data.rar").write_bytes(b"Rar!\x1a\x07\x01\x00" + os.urandom(4000))
+    result = check_files(index, [tmp_path])
+    assert result.status == "incomplete" and result.evidence.numbers["gaps"] == 2, result
+
+
 def test_a_sparse_file_is_read_without_its_holes(tmp_path: Path, humaneval) -> None:
     """Items after 4 GiB of holes (more than the scan's byte cap), and a file after it: before, the holes' zeros used
     up the cap (the items were never reached: incomplete, and minutes of reading zeros)."""

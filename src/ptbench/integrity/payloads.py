@@ -1,10 +1,10 @@
 """What a workspace file holds, opened up as texts with bounded memory: gzip, bz2, xz, lzma and zstandard streams, zip
-and tar members, notebooks' cells, base64 (standard or URL-safe), base32 and hex runs (wrapped or not, hex dumps
-with spaces and offsets), text escaped character by character (\\uXXXX, &#NN;), UTF-16 and UTF-32, pickles' strings
-(read as opcodes, never unpickled), a torch checkpoint's one-byte tensors and its int32/int64 tensors as token ids
-(`token_arrays`; its other storages skipped), token ids written as text (JSON lists) or kept as a raw array of
-integers (nanoGPT's train.bin), numpy .npy arrays, parquet/arrow columns (`columns`), a safetensors file's header
-and byte tensors.
+and tar members (7z, RAR and lz4 are gaps: no reader here), notebooks' cells, base64 (standard or URL-safe), base32 and
+hex runs (wrapped or not, hex dumps with spaces and offsets), text escaped character by character (\\uXXXX, &#NN;),
+UTF-16 and UTF-32, pickles' strings (read as opcodes, never unpickled), a torch checkpoint's one-byte tensors and its
+int32/int64 tensors as token ids (`token_arrays`; its other storages skipped), token ids written as text (JSON lists) or
+kept as a raw array of integers (nanoGPT's train.bin), numpy .npy arrays, parquet/arrow columns (`columns`), a
+safetensors file's header and byte tensors.
 
 A payload up to WHOLE_BYTES is held whole and opened up (3 copies deep); a larger one is read in blocks, decompressed
 as a stream, and scanned as text. Decompression has a budget (RATIO times the compressed size, at least
@@ -60,7 +60,10 @@ DUMP_SPACES = 4
 apart; prose has one space in about six bytes), counted over all of it up to SAMPLE_BYTES, else over a window of
 each SAMPLE_BYTES (a dump hidden inside a larger text than that may go unseen)."""
 SAMPLE_BYTES = 1 << 20
-_B64_RUN = b"\x01" * B64_MIN
+B64_PIECE = 32
+_B64_PIECE_RUN = b"\x01" * B64_PIECE
+_BETWEEN_PIECES = b"\"',+[] \t\r\n"
+_GAP = 16
 _HEX_DIGITS = b"0123456789abcdefABCDEF"
 _OVERLAP = 4096
 _STORAGE = re.compile(r"/data/([0-9]+)$")
@@ -150,6 +153,10 @@ _STREAMS: dict[str, tuple[bytes, Callable[[Readable], Readable]]] = {
 }
 
 
+_UNOPENED = {"7z archive": b"7z\xbc\xaf\x27\x1c", "RAR archive": b"Rar!\x1a\x07", "lz4 stream": b"\x04\x22\x4d\x18"}
+"""Containers no reader here opens: what they hold cannot be seen (a gap), never taken as clean."""
+
+
 def _sniff(head: bytes, where: str) -> str | None:
     """What a payload is, by its first bytes (and its name for columnar files)."""
     for kind, (magic, _) in _STREAMS.items():
@@ -157,6 +164,9 @@ def _sniff(head: bytes, where: str) -> str | None:
             return kind
     if head.startswith(b"PK\x03\x04") or head.startswith(b"PK\x05\x06"):
         return "zip"
+    for kind, magic in _UNOPENED.items():
+        if head.startswith(magic):
+            return kind
     if head[257:262] == b"ustar":
         return "tar"
     if head.startswith((b"PAR1", b"ARROW1")) or where.lower().endswith((".parquet", ".arrow", ".feather")):
@@ -286,6 +296,8 @@ class _Opener:
             if kind == "utf16":
                 yield from self.whole(f"{where}!utf16", _utf16(data), depth + 1)
                 return
+            if kind in _UNOPENED:
+                self.walk.gap(f"{where}: a {kind}, not opened (no reader for it here)")
         except Bomb:
             return
         except Exception as exc:  # noqa: BLE001 - hostile bytes: a gap, and the raw bytes are still scanned
@@ -296,8 +308,8 @@ class _Opener:
         if depth < MAX_DEPTH:
             # JSON and notebooks escape line breaks: base64 wrapped inside a string is one run once they are back
             view = data.replace(b"\\n", b"\r\n") if b"\\n" in data else data
-            for start, end in _b64_runs(view):
-                blob = _b64(view[start:end])
+            for start, run in _b64_runs(view):
+                blob = _b64(run)
                 if blob is not None:
                     yield from self.whole(f"{where}:base64@{start}", blob, depth + 1)
 
@@ -467,23 +479,40 @@ def _notebook(data: bytes) -> bytes:
         return data
 
 
-def _b64_runs(data: bytes) -> list[tuple[int, int]]:
-    """(start, end) of every run of at least B64_MIN base64 characters (line breaks inside a run and padding '='
-    included): a byte search over the text mapped to 0/1, so text without such runs costs one translate and one
-    find."""
+def _b64_runs(data: bytes) -> list[tuple[int, bytes]]:
+    """(start, characters) of every run of at least B64_MIN base64 characters (line breaks inside a run and padding
+    '=' included), a run being pieces of at least B64_PIECE characters with only quotes, commas, brackets, '+' or
+    white space between them (base64 cut into string literals: `"SGVs...",\\n    "bG8g..."`): a byte search over
+    the text mapped to 0/1, so text without such runs costs one translate and one find."""
     mask = data.translate(_B64_CHARS)
-    runs = []
-    start = mask.find(_B64_RUN)
+    runs: list[tuple[int, bytes]] = []
+    first, pieces, last = 0, [], -1
+    start = mask.find(_B64_PIECE_RUN)
     while start >= 0:
-        end = mask.find(b"\x00", start + B64_MIN)
+        end = mask.find(b"\x00", start + B64_PIECE)
         end = len(data) if end < 0 else end
         while end < len(data) and data[end:end + 1] == b"=" and data[end - 2:end] != b"==":
             end += 1
         start = _first_full_line(data, start, end)
-        if end - start >= B64_MIN:
-            runs.append((start, end))
-        start = mask.find(_B64_RUN, end)
-    return runs
+        if pieces and not (start - last <= _GAP and not data[last:start].translate(None, _BETWEEN_PIECES)):
+            runs.append((first, b"".join(pieces)))
+            pieces = []
+        if not pieces:
+            first = start
+        pieces.append(data[start:end])
+        last = end
+        tail = len(data[end:end + _GAP]) - len(data[end:end + _GAP].lstrip(_BETWEEN_PIECES)) + end
+        stop = mask.find(b"\x00", tail)
+        stop = len(data) if stop < 0 else stop
+        if tail > end and 0 < stop - tail < B64_PIECE:  # a chain's last piece, shorter than one: `..."QUJD=="]`
+            while stop < len(data) and data[stop:stop + 1] == b"=":
+                stop += 1
+            pieces.append(data[tail:stop])
+            last = stop
+        start = mask.find(_B64_PIECE_RUN, last)
+    if pieces:
+        runs.append((first, b"".join(pieces)))
+    return [(start, run) for start, run in runs if len(run) >= B64_MIN]
 
 
 def _first_full_line(data: bytes, start: int, end: int) -> int:
