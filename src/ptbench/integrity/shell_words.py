@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -79,11 +80,15 @@ def printed(words: list[str]) -> str:
     conversions = sum(match.group() != "%%" for match in _FORMAT.finditer(fmt))
     out = []
     while True:
-        values = iter(rest[:conversions])
-        out.append(_FORMAT.sub(lambda match, values=values: "%" if match.group() == "%%" else next(values, ""), fmt))
+        out.append(_filled(fmt, iter(rest[:conversions])))
         rest = rest[conversions:]
         if not rest or not conversions:
             return "".join(out)
+
+
+def _filled(fmt: str, values: Iterator[str]) -> str:
+    """A printf format with each conversion replaced by the next value (nothing once they run out)."""
+    return _FORMAT.sub(lambda match: "%" if match.group() == "%%" else next(values, ""), fmt)
 
 
 def join(argv: list[str]) -> str:
