@@ -1,12 +1,12 @@
 """From an agent's logs and code to what it ran (`Use`s), telling what was run from what was only said.
 
-A log is a trajectory (JSON or JSON lines: every string in it is read, argv lists as commands, tool calls'
-`file_path` arguments as reads or writes; text lines between the JSON lines, as Codex prints its warnings, read as
-text) or plain text (terminal prompts stripped). A text is Python when it
-parses as Python that calls something, else shell; a shell line is a command only when its first word is one
-(`shell_words.is_command`): a plan, a restated rule or a tool's output is prose, and prose runs nothing. What a
-command hands on is read in turn: `bash -c`, `eval`, `python -c`, heredocs, command substitutions, base64 or
-escaped text piped to a shell (decoded), and the shell texts of Python's `subprocess`.
+A log is a trajectory (JSON or JSON lines: every string in it is read, argv lists as commands, tool calls' `file_path`
+arguments as reads or writes, the model's thoughts and a step's message beside its tool calls not; text lines between
+the JSON lines, as Codex prints its warnings, read as text) or plain text (terminal prompts stripped). A text is Python
+when it parses as Python that calls something, else shell; a shell line is a command only when its first word is one
+(`shell_words.is_command`): a plan, a restated rule or a tool's output is prose, and prose runs nothing. What a command
+hands on is read in turn: `bash -c`, `eval`, `python -c`, heredocs, command substitutions, base64 or escaped text piped
+to a shell (decoded), and the shell texts of Python's `subprocess`.
 """
 
 from __future__ import annotations
@@ -47,6 +47,8 @@ _PREFIXES = {"sudo", "env", "timeout", "nohup", "time", "nice", "exec", "command
 _ASSIGNED = re.compile(r"[A-Za-z_]\w*=")
 _SHELLS = {"bash", "sh", "zsh", "dash"}
 _WRITE_REDIRECTS = {">", ">>", "&>", "&>>", ">|"}
+_THOUGHTS = {"reasoning_content", "reasoning", "thinking"}
+"""A trajectory's keys for the model's thoughts: what it considered, never what it ran."""
 _TOOL_ARGUMENTS = {"arguments", "input", "args", "parameters", "tool_input"}
 _PATH_KEYS = ("file_path", "filePath", "path", "notebook_path", "filepath", "filename")
 _CONTENT_KEYS = ("content", "new_string", "new_source", "file_text", "new_str", "insert_text")
@@ -121,6 +123,9 @@ def _json_uses(value: object, where: str, key: str, quoted: str, depth: int = 0)
         for item in value:
             yield from _json_uses(item, where, key, quoted, depth + 1)
     elif isinstance(value, dict):
+        if value.get("tool_calls"):  # the step's commands are its tool calls; its message is commentary
+            value = {k: v for k, v in value.items() if not (k == "message" and isinstance(v, str))}
+        value = {k: v for k, v in value.items() if k not in _THOUGHTS}
         if key in _TOOL_ARGUMENTS:
             path = next((value[k] for k in _PATH_KEYS if isinstance(value.get(k), str)), None)
             if path is not None:

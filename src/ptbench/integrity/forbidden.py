@@ -72,6 +72,8 @@ _API_PATH = re.compile(rf"^https?://(?!{_LOCAL_HOST})[^/\s]+/(?:[^\s?#]*/)?(?:ch
                        r"responses|chat)/?(?:[?#]|$)|:(?:stream)?generateContent\b", re.IGNORECASE)
 """A remote host's chat or completion path (OpenAI-compatible, Anthropic's, Gemini's): a model API whoever serves
 it."""
+_METADATA = frozenset({"ls", "stat", "du", "realpath", "readlink", "dirname", "basename", "test", "["})
+"""Commands that look at a file's name or metadata, not its content: the benchmark's file listed is no read."""
 _QUERIES = frozenset({"duckdb", "sqlite3", "psql", "sql", "execute", "query", "read_sql", "read_sql_query"})
 """Commands and calls that run a query: a file named in its quotes (`select * from '/tests/x.jsonl'`) is read."""
 _QUOTED = re.compile(r"['\"]([^'\"\s]+)['\"]")
@@ -198,7 +200,7 @@ class _Rules:
             found.append("verifier files")
         if any(posixpath.basename(p).startswith("heldout") and ".json" in p for p in paths) or _finds_heldout(use):
             found.append("held-out data")
-        if any(self.files.search(a.lower()) for a in args + paths) or any(
+        if use.name not in _METADATA and any(self.files.search(a.lower()) for a in args + paths) or any(
                 p.startswith("/") and not _own(p) and _TEST_FILE.search(posixpath.basename(p).lower())
                 and self.named.search(p)
                 for p in paths):
