@@ -477,6 +477,17 @@ def test_reworded_and_renamed_items_are_found_and_honest_code_is_not(tmp_path: P
     assert clean.status == "passed" and clean.evidence.numbers["items_found"] == 0, clean
 
 
+def test_a_small_benchmark_tolerates_no_accidental_items(tmp_path: Path) -> None:
+    """Three accidental items are tolerated of HumanEval's 164, not of a 4-item GSM8K (or a 3-item AIME): before,
+    three of its four items reworded by half passed."""
+    gsm8k = Path(__file__).parents[1] / "fixtures" / "benchmarks" / "gsm8k"
+    items = heldout_items("gsm8k", gsm8k)
+    (tmp_path / "sft.jsonl").write_text(json.dumps({"question": reword(items[0][1], 0.3, 0)}))
+    result = check_files(ItemIndex.build(items), [tmp_path])
+    assert result.status == "flagged" and result.evidence.numbers["items_found"] == 1, result
+    assert "more than 0" in result.reason
+
+
 def _found(index: ItemIndex, item: int, text: str) -> bool:
     """Whether the files check counts this item as found in this text alone (by its n-grams or reworded)."""
     hits, near = index.scan([text.encode()])

@@ -1,12 +1,12 @@
 """Contamination in what the agent left and did: test items' n-grams in its workspace, logs and submission.
 
-An item's n-grams found anywhere add up (an item cut into pieces kept in different files is whole again); it counts
-as found when at least ITEM_COVERAGE of them are there, or when the loose index finds it reworded or renamed in one
-text (`ngrams.LOOSE_COVERAGE` of its 2-grams and most of its numbers inside one window). Files that are
-byte-identical copies of an installed package's files (`packages`), in place or as members of a zip (its wheel), do
-not count. The trial is flagged when more than
-ALLOWED_ITEMS items are found (PostTrainBench tolerates up to 3 accidental ones); otherwise a scan that could not see
-everything (a cap, an unreadable or undecodable file, a bomb) is incomplete, never passed.
+An item's n-grams found anywhere add up (an item cut into pieces kept in different files is whole again); it counts as
+found when at least ITEM_COVERAGE of them are there, or when the loose index finds it reworded or renamed in one text
+(`ngrams.LOOSE_COVERAGE` of its 2-grams and most of its numbers inside one window). Files that are byte-identical copies
+of an installed package's files (`packages`), in place or as members of a zip (its wheel), do not count. The trial is
+flagged when more than ALLOWED_ITEMS items are found (PostTrainBench tolerates up to 3 accidental ones; a benchmark of
+fewer than 10 times as many items tolerates fewer, `allowed_items`); otherwise a scan that could not see everything (a
+cap, an unreadable or undecodable file, a bomb) is incomplete, never passed.
 """
 
 from __future__ import annotations
@@ -26,6 +26,14 @@ from ptbench.integrity.workspace import Walk, texts
 NAME = "contamination-files"
 ITEM_COVERAGE = 0.5
 ALLOWED_ITEMS = 3
+ALLOWED_SHARE = 10
+"""...and never more than one item in ALLOWED_SHARE: a benchmark of 4 items tolerates none."""
+
+
+def allowed_items(items: int) -> int:
+    """The accidental items tolerated of a benchmark of `items` test items."""
+    return min(ALLOWED_ITEMS, items // ALLOWED_SHARE)
+
 
 
 def check_files(index: ItemIndex, roots: list[Path], decoder: TokenDecoder | None = None) -> CheckResult:
@@ -69,14 +77,15 @@ def check_files(index: ItemIndex, roots: list[Path], decoder: TokenDecoder | Non
     files.update(where for where, _ in reworded.values())
     seconds = time.perf_counter() - start
     evidence = _evidence(index, found, best, reworded, files, copies, walk, seconds)
-    if len(found) > ALLOWED_ITEMS:
-        return flagged(NAME, f"{len(found)} test items found in the workspace or logs (more than {ALLOWED_ITEMS})",
+    allowed = allowed_items(len(index.ids))
+    if len(found) > allowed:
+        return flagged(NAME, f"{len(found)} test items found in the workspace or logs (more than {allowed})",
                        evidence)
     if walk.gaps or walk.bombs:
         return incomplete(NAME, f"{len(found)} test items found in what was read, but the scan could not see "
                           f"everything ({len(walk.gaps)} gaps): {walk.gaps[0] if walk.gaps else walk.bombs[0]}",
                           evidence)
-    return passed(NAME, f"{len(found)} test items found (at most {ALLOWED_ITEMS} tolerated) in {walk.files} files",
+    return passed(NAME, f"{len(found)} test items found (at most {allowed} tolerated) in {walk.files} files",
                   evidence)
 
 
