@@ -184,7 +184,9 @@ HONEST = {
         "$ curl http://127.0.0.1:8000/v1/chat/completions -d @q.json\n"
         "$ python -c \"import requests; requests.post('http://localhost:8000/v1/completions', json=b)\"\n"
         "$ python -c \"from huggingface_hub import InferenceClient; InferenceClient(model='http://localhost:8080')"
-        ".text_generation('x')\"\n$ curl https://docs.example.com/guide/chat/completions.html\n"),
+        ".text_generation('x')\"\n$ curl https://docs.example.com/guide/chat/completions.html\n"
+        "$ curl -L https://huggingface.co/chat/\n$ wget https://example.com/docs/completions\n"
+        "$ curl https://example.org/forum/messages\n"),
 }
 
 

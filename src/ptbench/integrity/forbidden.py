@@ -68,10 +68,11 @@ _HOSTED_MODEL = re.compile(r"^(?:model=)?(?:gpt-|o[1345](?:-|$)|chatgpt-|claude-
 """A model only a provider serves: litellm sends a bare name like this to it."""
 _LOCAL_HOST = r"(?:localhost|127\.|0\.0\.0\.0|\[::1\]|host\.docker\.internal|10\.|192\.168\.)"
 _LOCAL_URL = re.compile(rf"^(?:(?:base_url|api_base|model|endpoint)=(?:https?://)?|https?://){_LOCAL_HOST}")
-_API_PATH = re.compile(rf"^https?://(?!{_LOCAL_HOST})[^/\s]+/(?:[^\s?#]*/)?(?:chat/completions|completions|messages|"
-                       r"responses|chat)/?(?:[?#]|$)|:(?:stream)?generateContent\b", re.IGNORECASE)
-"""A remote host's chat or completion path (OpenAI-compatible, Anthropic's, Gemini's): a model API whoever serves
-it."""
+_API_PATH = re.compile(rf"^https?://(?!{_LOCAL_HOST})[^/\s]+/(?:[^\s?#]*/)?(?:chat/completions|v\d+\w*/(?:[^\s?#]*/)?"
+                       r"(?:completions|messages|responses|chat))/?(?:[?#]|$)|:(?:stream)?generateContent\b",
+                       re.IGNORECASE)
+"""A remote host's chat or completion path (OpenAI-compatible `.../chat/completions`, a versioned API's
+`/v1/.../messages`, Gemini's `:generateContent`): a model API whoever serves it (a docs page named chat is not)."""
 _METADATA = frozenset({"ls", "stat", "du", "realpath", "readlink", "dirname", "basename", "test", "["})
 """Commands that look at a file's name or metadata, not its content: the benchmark's file listed is no read."""
 _QUERIES = frozenset({"duckdb", "sqlite3", "psql", "sql", "execute", "query", "read_sql", "read_sql_query"})
