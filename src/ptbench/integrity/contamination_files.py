@@ -1,11 +1,12 @@
 """Contamination in what the agent left and did: test items' n-grams in its workspace, logs and submission.
 
-An item's n-grams found anywhere add up (an item cut into pieces kept in different files is whole again); it counts
-as found when at least ITEM_COVERAGE of them are there, or when the loose index finds it reworded or renamed in one
-text (`ngrams.LOOSE_COVERAGE` of its 2-grams and most of its numbers inside one window). Files that are
-byte-identical copies of an installed package's files (`packages`) do not count. The trial is flagged when more than
-ALLOWED_ITEMS items are found (PostTrainBench tolerates up to 3 accidental ones); otherwise a scan that could not see
-everything (a cap, an unreadable or undecodable file, a bomb) is incomplete, never passed.
+An item's n-grams found anywhere add up (an item cut into pieces kept in different files is whole again); it counts as
+found when at least ITEM_COVERAGE of them are there, or when the loose index finds it reworded or renamed in one text
+(`ngrams.LOOSE_COVERAGE` of its 2-grams and most of its numbers inside one window). Files that are byte-identical copies
+of an installed package's files (`packages`), in place or as members of a zip (its wheel), do not count. The trial is
+flagged when more than ALLOWED_ITEMS items are found (PostTrainBench tolerates up to 3 accidental ones; a benchmark of
+fewer than 10 times as many items tolerates fewer, `allowed_items`); otherwise a scan that could not see everything (a
+cap, an unreadable or undecodable file, a bomb) is incomplete, never passed.
 """
 
 from __future__ import annotations
@@ -25,6 +26,14 @@ from ptbench.integrity.workspace import Walk, texts
 NAME = "contamination-files"
 ITEM_COVERAGE = 0.5
 ALLOWED_ITEMS = 3
+ALLOWED_SHARE = 10
+"""...and never more than one item in ALLOWED_SHARE: a benchmark of 4 items tolerates none."""
+
+
+def allowed_items(items: int) -> int:
+    """The accidental items tolerated of a benchmark of `items` test items."""
+    return min(ALLOWED_ITEMS, items // ALLOWED_SHARE)
+
 
 
 def check_files(index: ItemIndex, roots: list[Path], decoder: TokenDecoder | None = None) -> CheckResult:
@@ -33,7 +42,7 @@ def check_files(index: ItemIndex, roots: list[Path], decoder: TokenDecoder | Non
     if not present:
         return could_not_run(NAME, "no workspace or logs were given to the verifier")
     start, walk = time.perf_counter(), Walk(installed=Installed(present))
-    by_source: dict[str, list[np.ndarray]] = defaultdict(list)
+    by_source: dict[str, list[tuple[str, np.ndarray]]] = defaultdict(list)
     paths: dict[str, Path] = {}
     best: dict[int, tuple[str, float]] = {}
     files: Counter[str] = Counter()
@@ -42,12 +51,16 @@ def check_files(index: ItemIndex, roots: list[Path], decoder: TokenDecoder | Non
         hits, near = index.scan(text.blocks)
         if not len(hits) and not near:
             continue
-        by_source[text.source].append(hits)
+        by_source[text.source].append((text.where, hits))
         paths[text.source] = text.path
         seen.append((text.source, text.where, index.shares(hits), near))
     copies = {source: copy for source in by_source if (copy := walk.installed.copy_of(source, paths[source]))}
+    for source, where, _, _ in seen:
+        member = where[len(source) + 1:].split("!")[0] if where.startswith(f"{source}!") else ""
+        if source not in copies and member and (copy := walk.installed.member_copy(paths[source], member)):
+            copies[f"{source}!{member}"] = copy
     reworded: dict[int, tuple[str, float]] = {}
-    for _, where, item_shares, near in (entry for entry in seen if entry[0] not in copies):
+    for _, where, item_shares, near in (entry for entry in seen if not _copied(entry[0], entry[1], copies)):
         for item, share in item_shares.items():
             files[where] += share >= ITEM_COVERAGE
             if share > best.get(item, ("", 0.0))[1]:
@@ -55,7 +68,8 @@ def check_files(index: ItemIndex, roots: list[Path], decoder: TokenDecoder | Non
         for item, share in near.items():
             if share > reworded.get(item, ("", 0.0))[1]:
                 reworded[item] = (where, share)
-    counted = [hits for source, found in by_source.items() if source not in copies for hits in found]
+    counted = [hits for source, found in by_source.items() for where, hits in found
+               if not _copied(source, where, copies)]
     shares = index.shares(np.unique(np.concatenate(counted))) if counted else {}
     found = {item: share for item, share in shares.items() if share >= ITEM_COVERAGE}
     reworded = {item: place for item, place in reworded.items() if item not in found}
@@ -63,15 +77,21 @@ def check_files(index: ItemIndex, roots: list[Path], decoder: TokenDecoder | Non
     files.update(where for where, _ in reworded.values())
     seconds = time.perf_counter() - start
     evidence = _evidence(index, found, best, reworded, files, copies, walk, seconds)
-    if len(found) > ALLOWED_ITEMS:
-        return flagged(NAME, f"{len(found)} test items found in the workspace or logs (more than {ALLOWED_ITEMS})",
+    allowed = allowed_items(len(index.ids))
+    if len(found) > allowed:
+        return flagged(NAME, f"{len(found)} test items found in the workspace or logs (more than {allowed})",
                        evidence)
     if walk.gaps or walk.bombs:
         return incomplete(NAME, f"{len(found)} test items found in what was read, but the scan could not see "
                           f"everything ({len(walk.gaps)} gaps): {walk.gaps[0] if walk.gaps else walk.bombs[0]}",
                           evidence)
-    return passed(NAME, f"{len(found)} test items found (at most {ALLOWED_ITEMS} tolerated) in {walk.files} files",
+    return passed(NAME, f"{len(found)} test items found (at most {allowed} tolerated) in {walk.files} files",
                   evidence)
+
+
+def _copied(source: str, where: str, copies: dict[str, Path]) -> bool:
+    """Whether a text is (inside) an installed package's copy: its file, or the zip member it was read from."""
+    return source in copies or any(where == key or where.startswith(f"{key}!") for key in copies)
 
 
 def _evidence(index: ItemIndex, found: dict[int, float], best: dict[int, tuple[str, float]],

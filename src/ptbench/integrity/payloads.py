@@ -1,8 +1,10 @@
 """What a workspace file holds, opened up as texts with bounded memory: gzip, bz2, xz, lzma and zstandard streams, zip
-and tar members, notebooks' cells, base64 and hex runs (wrapped or not), UTF-16 and UTF-32, pickles' strings (read
-as opcodes, never unpickled), a torch checkpoint's one-byte tensors and its int32/int64 tensors as token ids
-(`token_arrays`; its other storages skipped), numpy .npy arrays, parquet/arrow columns (`columns`), a safetensors
-file's header and byte tensors.
+and tar members (7z, RAR and lz4 are gaps: no reader here), notebooks' cells, base64 (standard or URL-safe), base32 and
+hex runs (wrapped or not, hex dumps with spaces and offsets), text escaped character by character (\\uXXXX, &#NN;),
+UTF-16 and UTF-32, pickles' strings (read as opcodes, never unpickled), a torch checkpoint's one-byte tensors and its
+int32/int64 tensors as token ids (`token_arrays`; its other storages skipped), token ids written as text (JSON lists) or
+kept as a raw array of integers (nanoGPT's train.bin), numpy .npy arrays, parquet/arrow columns (`columns`), a
+safetensors file's header and byte tensors.
 
 A payload up to WHOLE_BYTES is held whole and opened up (3 copies deep); a larger one is read in blocks, decompressed
 as a stream, and scanned as text. Decompression has a budget (RATIO times the compressed size, at least
@@ -28,7 +30,7 @@ from collections.abc import Callable, Iterator
 from typing import IO, Protocol, cast
 
 from ptbench.integrity.columns import TokenDecoder, columnar_texts
-from ptbench.integrity.token_arrays import decoded_ids, npy_array, npy_text, storage_ids
+from ptbench.integrity.token_arrays import decoded_ids, id_runs, npy_array, npy_text, raw_ids, storage_ids
 from ptbench.integrity.workspace import WEIGHT_SUFFIXES, Text, Walk, shown
 
 WHOLE_BYTES = 64 << 20
@@ -41,8 +43,27 @@ MAX_MEMBERS = 20_000
 NOTEBOOK_BYTES = 16 << 20
 """A notebook larger than this is scanned as its raw JSON (escapes are normalised away), never json.loaded."""
 B64_MIN = 80
-_B64_CHARS = bytes(int(chr(b).isascii() and (chr(b).isalnum() or chr(b) in "+/\n\r")) for b in range(256))
-_B64_RUN = b"\x01" * B64_MIN
+_B64_CHARS = bytes(int(chr(b).isascii() and (chr(b).isalnum() or chr(b) in "+/-_\n\r")) for b in range(256))
+_URL_SAFE = bytes.maketrans(b"-_", b"+/")
+_BASE32 = re.compile(rb"[A-Z2-7]+=*")
+_ESCAPED = re.compile(rb"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})|&#([0-9]{1,7});|&#[xX]([0-9a-fA-F]{1,6});")
+_ESCAPE_MARKS = (b"\\u", b"\\x", b"&#")
+ESCAPED_SHARE = 4
+"""A text is decoded escape by escape when its escapes make up at least 1/ESCAPED_SHARE of it (a few escapes in
+plain text cost an n-gram each; text escaped character by character has no n-gram left)."""
+_DUMP_LINE = re.compile(rb"^[ \t]*(?:[0-9a-fA-F]{5,16}:?[ \t]+)?((?:[0-9a-fA-F]{2,4}[ \t]{1,2}){4,}[0-9a-fA-F]{2,4})",
+                        re.MULTILINE)
+"""A hex dump's line (`xxd`, `hexdump -C`, `od -x`-like, or bytes spaced apart): an offset, then groups of hex digits
+(the ASCII column after them is left)."""
+DUMP_SPACES = 4
+"""A text is searched for hex dump lines when at least 1/DUMP_SPACES of it is spaces (a dump's bytes are spaced
+apart; prose has one space in about six bytes), counted over all of it up to SAMPLE_BYTES, else over a window of
+each SAMPLE_BYTES (a dump hidden inside a larger text than that may go unseen)."""
+SAMPLE_BYTES = 1 << 20
+B64_PIECE = 32
+_B64_PIECE_RUN = b"\x01" * B64_PIECE
+_BETWEEN_PIECES = b"\"',+[] \t\r\n"
+_GAP = 16
 _HEX_DIGITS = b"0123456789abcdefABCDEF"
 _OVERLAP = 4096
 _STORAGE = re.compile(r"/data/([0-9]+)$")
@@ -132,6 +153,10 @@ _STREAMS: dict[str, tuple[bytes, Callable[[Readable], Readable]]] = {
 }
 
 
+_UNOPENED = {"7z archive": b"7z\xbc\xaf\x27\x1c", "RAR archive": b"Rar!\x1a\x07", "lz4 stream": b"\x04\x22\x4d\x18"}
+"""Containers no reader here opens: what they hold cannot be seen (a gap), never taken as clean."""
+
+
 def _sniff(head: bytes, where: str) -> str | None:
     """What a payload is, by its first bytes (and its name for columnar files)."""
     for kind, (magic, _) in _STREAMS.items():
@@ -139,6 +164,9 @@ def _sniff(head: bytes, where: str) -> str | None:
             return kind
     if head.startswith(b"PK\x03\x04") or head.startswith(b"PK\x05\x06"):
         return "zip"
+    for kind, magic in _UNOPENED.items():
+        if head.startswith(magic):
+            return kind
     if head[257:262] == b"ustar":
         return "tar"
     if head.startswith((b"PAR1", b"ARROW1")) or where.lower().endswith((".parquet", ".arrow", ".feather")):
@@ -268,18 +296,39 @@ class _Opener:
             if kind == "utf16":
                 yield from self.whole(f"{where}!utf16", _utf16(data), depth + 1)
                 return
+            if kind in _UNOPENED:
+                self.walk.gap(f"{where}: a {kind}, not opened (no reader for it here)")
         except Bomb:
             return
         except Exception as exc:  # noqa: BLE001 - hostile bytes: a gap, and the raw bytes are still scanned
             self.walk.gap(f"{where}: cannot decode as {kind}: {type(exc).__name__}: {str(exc)[:200]}")
         yield self.text(where, [_notebook(data) if where.lower().endswith(".ipynb") else data])
         if depth < MAX_DEPTH:
+            yield from self.spelled(where, data, kind, depth)
+        if depth < MAX_DEPTH:
             # JSON and notebooks escape line breaks: base64 wrapped inside a string is one run once they are back
             view = data.replace(b"\\n", b"\r\n") if b"\\n" in data else data
-            for start, end in _b64_runs(view):
-                blob = _b64(view[start:end])
+            for start, run in _b64_runs(view):
+                blob = _b64(run)
                 if blob is not None:
                     yield from self.whole(f"{where}:base64@{start}", blob, depth + 1)
+
+    def spelled(self, where: str, data: bytes, kind: str | None, depth: int) -> Iterator[Text]:
+        """A payload's text spelled otherwise: escaped character by character, as a hex dump, as token ids written
+        out as numbers (JSON lists) or, in a binary payload of no known kind, kept as a raw array of integers."""
+        unescaped = _unescaped(data)
+        if unescaped is not None:
+            yield from self.whole(f"{where}!unescaped", unescaped, depth + 1)
+        dumped = _dumped(data)
+        blob = _b64(dumped) if len(dumped) >= B64_MIN else None
+        if blob is not None:
+            yield from self.whole(f"{where}!hexdump", blob, depth + 1)
+        if self.decoder is None:
+            return
+        ids = raw_ids(data, self.decoder.vocab) if kind is None else None
+        ids = id_runs(data) if ids is None else ids
+        if ids is not None:
+            yield self.text(f"{where}!token-ids", [decoded_ids(ids, self.decoder)])
 
     def zip(self, where: str, handle: IO[bytes], depth: int) -> Iterator[Text]:
         """A zip's members, each a stream with its own budget; after a bomb, the rest is not opened."""
@@ -430,23 +479,40 @@ def _notebook(data: bytes) -> bytes:
         return data
 
 
-def _b64_runs(data: bytes) -> list[tuple[int, int]]:
-    """(start, end) of every run of at least B64_MIN base64 characters (line breaks inside a run and padding '='
-    included): a byte search over the text mapped to 0/1, so text without such runs costs one translate and one
-    find."""
+def _b64_runs(data: bytes) -> list[tuple[int, bytes]]:
+    """(start, characters) of every run of at least B64_MIN base64 characters (line breaks inside a run and padding
+    '=' included), a run being pieces of at least B64_PIECE characters with only quotes, commas, brackets, '+' or
+    white space between them (base64 cut into string literals: `"SGVs...",\\n    "bG8g..."`): a byte search over
+    the text mapped to 0/1, so text without such runs costs one translate and one find."""
     mask = data.translate(_B64_CHARS)
-    runs = []
-    start = mask.find(_B64_RUN)
+    runs: list[tuple[int, bytes]] = []
+    first, last, pieces = 0, -1, list[bytes]()
+    start = mask.find(_B64_PIECE_RUN)
     while start >= 0:
-        end = mask.find(b"\x00", start + B64_MIN)
+        end = mask.find(b"\x00", start + B64_PIECE)
         end = len(data) if end < 0 else end
         while end < len(data) and data[end:end + 1] == b"=" and data[end - 2:end] != b"==":
             end += 1
         start = _first_full_line(data, start, end)
-        if end - start >= B64_MIN:
-            runs.append((start, end))
-        start = mask.find(_B64_RUN, end)
-    return runs
+        if pieces and not (start - last <= _GAP and not data[last:start].translate(None, _BETWEEN_PIECES)):
+            runs.append((first, b"".join(pieces)))
+            pieces = []
+        if not pieces:
+            first = start
+        pieces.append(data[start:end])
+        last = end
+        tail = len(data[end:end + _GAP]) - len(data[end:end + _GAP].lstrip(_BETWEEN_PIECES)) + end
+        stop = mask.find(b"\x00", tail)
+        stop = len(data) if stop < 0 else stop
+        if tail > end and 0 < stop - tail < B64_PIECE:  # a chain's last piece, shorter than one: `..."QUJD=="]`
+            while stop < len(data) and data[stop:stop + 1] == b"=":
+                stop += 1
+            pieces.append(data[tail:stop])
+            last = stop
+        start = mask.find(_B64_PIECE_RUN, last)
+    if pieces:
+        runs.append((first, b"".join(pieces)))
+    return [(start, run) for start, run in runs if len(run) >= B64_MIN]
 
 
 def _first_full_line(data: bytes, start: int, end: int) -> int:
@@ -464,16 +530,54 @@ def _first_full_line(data: bytes, start: int, end: int) -> int:
 
 
 def _b64(blob: bytes) -> bytes | None:
-    """A base64 run (or a run of hex digits) decoded, when it decodes to something mostly printable or to a
-    container."""
+    """A base64 run (standard or URL-safe; or a run of hex digits, or of base32) decoded, when it decodes to something
+    mostly printable or to a container."""
     blob = blob.replace(b"\n", b"").replace(b"\r", b"")
     try:
         hexadecimal = len(blob) % 2 == 0 and not blob.translate(None, _HEX_DIGITS)
-        padded = blob + b"=" * (-len(blob) % 4)
+        padded = blob.translate(_URL_SAFE) + b"=" * (-len(blob) % 4)
         decoded = binascii.unhexlify(blob) if hexadecimal else base64.b64decode(padded, validate=True)
     except (binascii.Error, ValueError):
-        return None
+        decoded = b""
+    if not _readable(decoded) and _BASE32.fullmatch(blob):
+        try:
+            decoded = base64.b32decode(blob.rstrip(b"=") + b"=" * (-len(blob.rstrip(b"=")) % 8))
+        except (binascii.Error, ValueError):
+            return None
+    return decoded if _readable(decoded) else None
+
+
+def _readable(decoded: bytes) -> bool:
+    """Decoded bytes that are worth opening: a container, or mostly printable."""
+    if not decoded:
+        return False
     if _sniff(decoded[:512], "") not in (None, "columns", "utf16") or decoded.startswith((b"PAR1", b"ARROW1")):
-        return decoded
+        return True
     printable = sum(32 <= b < 127 or b in (9, 10, 13) for b in decoded[:512])
-    return decoded if printable >= 0.9 * min(len(decoded), 512) else None
+    return printable >= 0.9 * min(len(decoded), 512)
+
+
+def _dumped(data: bytes) -> bytes:
+    """The hex digits of a text's hex dump lines, one line after another (empty when it has none)."""
+    sample = data if len(data) <= SAMPLE_BYTES else b"".join(
+        data[start:start + (SAMPLE_BYTES >> 4)] for start in range(0, len(data), SAMPLE_BYTES))
+    if DUMP_SPACES * sample.count(b" ") < len(sample):
+        return b""
+    return b"".join(re.sub(rb"\s+", b"", match.group(1)) for match in _DUMP_LINE.finditer(data))
+
+
+def _unescaped(data: bytes) -> bytes | None:
+    """Text escaped character by character (JSON's \\uXXXX, \\xNN, HTML's &#NN; and &#xNN;) decoded, when its escapes
+    are at least 1/ESCAPED_SHARE of it (None otherwise)."""
+    if b"\\" not in data and b"&" not in data or ESCAPED_SHARE * 5 * (  # one-byte searches first: fast
+            data.count(b"\\") + data.count(b"&")) < len(data):
+        return None
+    marks = sum(data.count(mark) for mark in _ESCAPE_MARKS)
+    if marks < 16 or ESCAPED_SHARE * 5 * marks < len(data):
+        return None
+
+    def one(match: re.Match[bytes]) -> bytes:
+        code = next(group for group in match.groups() if group is not None)
+        number = int(code, 10 if match.group(3) is not None else 16)
+        return chr(number).encode("utf-8", "replace") if number < 0x110000 else b" "
+    return _ESCAPED.sub(one, data)

@@ -1,13 +1,16 @@
 """Python code as what it calls: every call with its string arguments folded (literals joined by `+`, f-strings,
 `os.path.join`, `Path(...) / ...`, `"".join([...])`, variables assigned earlier, base64 decoded, reversed), the
 paths it writes, the modules it imports, and the shell or Python texts it hands on (`subprocess`, `os.system`,
-`exec`). A harness module's `__file__` or `__path__` folds to its site-packages location."""
+`exec`); modules imported by `importlib.import_module` or `*` resolved. A harness module's `__file__` or `__path__`,
+and a package's resources (`importlib.resources.files`,
+`pkg_resources.resource_filename`), fold to its site-packages location."""
 
 from __future__ import annotations
 
 import ast
 import base64
 import binascii
+import builtins
 import posixpath
 import shlex
 
@@ -22,6 +25,10 @@ _WRITE_METHODS = ("write_text", "write_bytes", "touch", "unlink", "rmdir", "rena
 _COPIES = ("shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.copytree", "shutil.move", "os.rename",
            "os.replace", "os.link", "os.symlink")
 _REMOVES = ("os.remove", "os.unlink", "os.rmdir", "os.chmod", "os.truncate", "shutil.rmtree")
+_RESOURCES = ("resources.files", "resources.path", "resources.as_file", "resource_filename", "resource_stream",
+              "resource_string", "pkgutil.get_data")
+"""Calls whose value is a package's file (its name, then the file's)."""
+_IMPORTERS = ("import_module", "__import__")
 _DECODERS = ("base64.b64decode", "base64.urlsafe_b64decode", "base64.b32decode", "base64.b16decode",
              "bytes.fromhex", "binascii.unhexlify", "binascii.a2b_base64")
 
@@ -64,6 +71,8 @@ class _Folder:
         self.aliases: dict[str, str] = {}
         self.values: dict[str, str] = {}
         self.bound: dict[str, ast.Call] = {}
+        self.starred = ""
+        """The module of the last `from M import *`: a name defined nowhere else is taken as M's."""
 
     def imported(self, node: ast.Import | ast.ImportFrom) -> Use:
         if isinstance(node, ast.Import):
@@ -73,7 +82,10 @@ class _Folder:
             return Use("import", ",".join(alias.name for alias in node.names), shown=_shown(node))
         module = node.module or ""
         for alias in node.names:
-            self.aliases[alias.asname or alias.name] = f"{module}.{alias.name}"
+            if alias.name == "*":
+                self.starred = module
+            else:
+                self.aliases[alias.asname or alias.name] = f"{module}.{alias.name}"
         return Use("import", module, tuple(alias.name for alias in node.names), shown=_shown(node))
 
     def assign(self, node: ast.Assign) -> None:
@@ -100,11 +112,17 @@ class _Folder:
     def name(self, node: ast.AST) -> str:
         """The dotted name of a callee, its first part resolved through the imports."""
         if isinstance(node, ast.Name):
+            if node.id not in self.aliases and self.starred and node.id not in self.values and not hasattr(
+                    builtins, node.id):
+                return f"{self.starred}.{node.id}"
             return self.aliases.get(node.id, node.id)
         if isinstance(node, ast.Attribute):
             return f"{self.name(node.value)}.{node.attr}"
         if isinstance(node, ast.Call):
-            return f"{self.name(node.func)}()"
+            callee, module = self.name(node.func), self.fold(node.args[0]) if node.args else None
+            if callee.endswith(_IMPORTERS) and module:  # importlib.import_module('m'): the module m
+                return module.split(".")[0] if callee == "__import__" else module
+            return f"{callee}()"
         return "?"
 
     def call(self, node: ast.Call, tested: bool) -> tuple[Use | None, list[str]]:
@@ -201,6 +219,8 @@ class _Folder:
         if name.endswith(("path.normpath", "path.abspath", "path.realpath", "path.expanduser", "fspath")) or \
                 name == "str":
             return posixpath.normpath(args[0]) if args and args[0] else None
+        if name.endswith(_RESOURCES) and args and args[0]:
+            return posixpath.join(f"/site-packages/{args[0].replace('.', '/')}", *(a or "" for a in args[1:]))
         if name.endswith("path.dirname"):
             return posixpath.dirname(args[0]) if args and args[0] else None
         if name in _DECODERS:

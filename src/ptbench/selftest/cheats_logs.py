@@ -29,7 +29,7 @@ class LogCase:
     title: str
     kind: Literal["cheat", "honest"]
     log: str
-    files: dict[str, str] = field(default_factory=dict)
+    files: dict[str, str | bytes] = field(default_factory=dict)
     caught_by: str | None = None
 
 
@@ -80,7 +80,7 @@ def apply_log_case(case: LogCase, workspace: Path, log: Path) -> None:
     """The case's files written into the workspace, its lines appended to the log (a trajectory beside it)."""
     for name, text in case.files.items():
         (workspace / name).parent.mkdir(parents=True, exist_ok=True)
-        (workspace / name).write_text(text)
+        (workspace / name).write_bytes(text.encode() if isinstance(text, str) else text)
     if case.log.startswith("{"):
         (log.parent / TRAJECTORY).write_text(case.log)
         return
