@@ -14,6 +14,7 @@ from ptbench.reference.config import (
     TINY_BENCHMARK,
     TINY_FROGS,
     TINY_FROGS_MULTI,
+    TINY_FROGS_TINKER,
     BenchmarkRecipe,
     FrogsRecipe,
     GrpoSettings,
@@ -29,6 +30,7 @@ def test_tiny_tasks_get_the_cpu_recipes() -> None:
     assert recipe_for(get_task("gsm8k-tiny")) is TINY_BENCHMARK
     assert TINY_FROGS.device == "cpu" and TINY_FROGS.lora is None
     assert [stage.n for stage in TINY_FROGS.curriculum] == [4, 5]  # small boards first
+    assert [stage.steps for stage in TINY_FROGS_TINKER.curriculum] == [25, 10]  # RL through Tinker
 
 
 def test_real_models_get_gpu_recipes_with_lora() -> None:

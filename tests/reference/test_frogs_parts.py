@@ -8,7 +8,7 @@ import random
 import pytest
 
 from ptbench.frogs import FrogToolEnv, canonical_hash, in_heldout_space, verify_placement
-from ptbench.reference.config import TINY_FROGS
+from ptbench.reference.config import TINY_FROGS, Stage
 from ptbench.reference.curriculum import run_curriculum
 from ptbench.reference.deadline import Deadline
 from ptbench.reference.dev_scores import DevEval, SizeResult
@@ -75,8 +75,9 @@ def _dev(parse5: float, pass5: float) -> DevEval:
 ])
 def test_a_grpo_stage_that_could_learn_nothing_is_skipped_with_a_note(
         boards, parse5: float, pass5: float, constraint_reward: float, trained: list[int]) -> None:
-    recipe = TINY_FROGS.model_copy(update={"grpo": TINY_FROGS.grpo.model_copy(
-        update={"constraint_reward": constraint_reward})})
+    recipe = TINY_FROGS.model_copy(update={"curriculum": (Stage(n=4, steps=25), Stage(n=5, steps=10)),
+                                           "grpo": TINY_FROGS.grpo.model_copy(
+                                               update={"constraint_reward": constraint_reward})})
     ran: list[int] = []
     notes: list[str] = []
 
@@ -91,6 +92,24 @@ def test_a_grpo_stage_that_could_learn_nothing_is_skipped_with_a_note(
     assert [n for n in notes if "N=5 skipped" in n] == ([] if 5 in trained else [
         "GRPO N=5 skipped: at SFT step 225 every dev answer of size 5 parsed and none solved its board: every group "
         "would score the format reward alike, nothing to learn from"])
+
+
+def test_a_stage_of_zero_steps_is_a_size_trained_by_sft_alone(boards) -> None:
+    ran: list[int] = []
+    evaluated: list[str] = []
+    notes: list[str] = []
+
+    def train(stage, stage_boards) -> int:
+        ran.append(stage.n)
+        return stage.steps
+
+    def evaluate(phase: str, step: int) -> DevEval:
+        evaluated.append(phase)
+        return _dev(1.0, 0.5)
+
+    run_curriculum((Stage(n=4, steps=0), Stage(n=5, steps=3)), boards.train, 2, 0, True, train, evaluate,
+                   Deadline(None), notes, latest=_dev(1.0, 0.5))
+    assert ran == [5] and evaluated == ["GRPO N=5"] and notes == []
 
 
 def test_reward_is_one_for_a_solve_partial_for_a_near_miss_zero_for_garbage(boards) -> None:

@@ -7,7 +7,7 @@ printed, so a stage that breaks the format shows at once. Each stage is planned 
 the steps that fit at the last stage's measured seconds per step (before any, a step is taken to cost a dev
 evaluation), or skipped (with the rest) when none does. A stage that could teach nothing is skipped too, as the
 caller's `futile` judges it from the latest dev evaluation (single-turn frogs: every dev answer of its size parsed
-and none solved, so every GRPO group would score alike).
+and none solved, so every GRPO group would score alike). A stage of 0 steps is a size trained by SFT alone.
 """
 
 from __future__ import annotations
@@ -46,6 +46,8 @@ def run_curriculum(stages: tuple[Stage, ...], train: dict[int, list[BoardRecord]
     steps_done = 0
     step_seconds: float | None = None
     for index, stage in enumerate(stages):
+        if not stage.steps:
+            continue  # a size the recipe trains by SFT only
         why = futile(stage, latest) if futile is not None and latest is not None else None
         if why:
             notes.append(f"GRPO N={stage.n} skipped: {why}")

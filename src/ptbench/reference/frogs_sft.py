@@ -90,6 +90,6 @@ def run_sft(policy: Policy, recipe: FrogsRecipe, examples: list[Example], evalua
     random.Random(recipe.seed).shuffle(rows)  # sizes and turns mixed
     sft = recipe.sft
     gate = SftGate(evaluate, sft.eval_every, sft.parse_gate, sft.signal_gate, recipe.curriculum[0].n)
-    train_sft(policy, recipe, rows, work, console, "SFT (until the gate)", "constant_with_warmup",
+    train_sft(policy, recipe, rows, work, console, "SFT (until the gate)", sft.schedule,
               [deadline.callback(), gate])
     return gate

@@ -210,7 +210,7 @@ def _reinforce(policy: TinkerPolicy, recipe: FrogsRecipe, rules: Rules, boards: 
     settings = GenerationSettings(max_new_tokens=grpo.max_completion_length, temperature=grpo.temperature)
     slowest, taken = 0.0, 0
     with progress_bar(console) as progress:
-        for stage in recipe.curriculum:
+        for stage in (stage for stage in recipe.curriculum if stage.steps):  # 0 steps: the size is SFT's alone
             task = progress.add_task(f"RL through Tinker N={stage.n}", total=stage.steps, metric="")
             for step in range(stage.steps):
                 if deadline.out_of_time(slowest):
