@@ -14,6 +14,7 @@ from ptbench.reference.deadline import Deadline
 from ptbench.reference.dev_scores import DevEval, SizeResult
 from ptbench.reference.frogs_data import answer_text, augment, recipe_boards, training_stream
 from ptbench.reference.frogs_grpo import clean_share, frogs_reward, no_signal, placement_reward
+from ptbench.reference.frogs_sft import SftGate, gate_note
 from ptbench.reference.multiturn import demonstration, episode_reward, play_episodes, sft_examples
 
 
@@ -110,6 +111,13 @@ def test_a_stage_of_zero_steps_is_a_size_trained_by_sft_alone(boards) -> None:
     run_curriculum((Stage(n=4, steps=0), Stage(n=5, steps=3)), boards.train, 2, 0, True, train, evaluate,
                    Deadline(None), notes, latest=_dev(1.0, 0.5))
     assert ran == [5] and evaluated == ["GRPO N=5"] and notes == []
+
+
+def test_the_gate_note_names_the_rl_stage_only_where_the_recipe_has_one() -> None:
+    gate = SftGate(lambda step: _dev(1.0, 0.5), 100, 1.0, 1.0, 4)
+    assert gate_note(TINY_FROGS, gate, "GRPO").endswith("; the recipe has no GRPO stage")
+    with_rl = TINY_FROGS.model_copy(update={"curriculum": (Stage(n=4, steps=5),)})
+    assert gate_note(with_rl, gate, "GRPO").endswith("; GRPO ran if time allowed")
 
 
 def test_reward_is_one_for_a_solve_partial_for_a_near_miss_zero_for_garbage(boards) -> None:

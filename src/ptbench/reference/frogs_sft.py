@@ -80,7 +80,9 @@ def gate_note(recipe: FrogsRecipe, gate: SftGate, then: str) -> str:
     sft = recipe.sft
     stopped = (f"SFT stopped at step {gate.history[-1].step} for lack of time" if gate.out_of_time and gate.history
                else f"SFT reached max_steps={sft.max_steps}")
-    return f"{stopped} before its gate (parse {sft.parse_gate}, signal {sft.signal_gate}); {then} ran if time allowed"
+    after = (f"{then} ran if time allowed" if any(stage.steps for stage in recipe.curriculum)
+             else f"the recipe has no {then} stage")
+    return f"{stopped} before its gate (parse {sft.parse_gate}, signal {sft.signal_gate}); {after}"
 
 
 def run_sft(policy: Policy, recipe: FrogsRecipe, examples: list[Example], evaluate: Callable[[int], DevEval],
