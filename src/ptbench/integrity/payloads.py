@@ -305,7 +305,6 @@ class _Opener:
         yield self.text(where, [_notebook(data) if where.lower().endswith(".ipynb") else data])
         if depth < MAX_DEPTH:
             yield from self.spelled(where, data, kind, depth)
-        if depth < MAX_DEPTH:
             # JSON and notebooks escape line breaks: base64 wrapped inside a string is one run once they are back
             view = data.replace(b"\\n", b"\r\n") if b"\\n" in data else data
             for start, run in _b64_runs(view):
