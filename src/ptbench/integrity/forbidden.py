@@ -161,14 +161,17 @@ def agent_code(workspace: Path, walk: Walk) -> Iterator[Path]:
 
 def _script(path: Path) -> bool:
     """A regular file (not a link) of at most MAX_SCRIPT_BYTES whose first bytes are #!."""
-    try:
-        info = path.lstat()
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SCRIPT_BYTES:
-            return False
-        with path.open("rb") as handle:
-            return handle.read(2) == b"#!"
+    try:  # opened without following a link, then looked at: no window for a swap between a look and the open
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return False
+    try:
+        info = os.fstat(fd)
+        return stat.S_ISREG(info.st_mode) and info.st_size <= MAX_SCRIPT_BYTES and os.read(fd, 2) == b"#!"
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 class _Rules:
