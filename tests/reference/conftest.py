@@ -1,8 +1,26 @@
-"""Fixtures for the reference recipe tests: the real tiny model, loaded as a trainable policy (one thread)."""
+"""Fixtures for the reference recipe tests: the real tiny model, loaded as a trainable policy (one thread), and
+CPU-bound processes that load the machine as other work on a shared one does."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import pytest
+
+
+@contextmanager
+def cpu_hogs(count: int) -> Iterator[None]:
+    """`count` CPU-bound processes running for the block's length."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
 
 
 @pytest.fixture(scope="session")

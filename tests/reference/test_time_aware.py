@@ -7,8 +7,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +15,7 @@ import pytest
 import torch
 from rich.console import Console
 from safetensors.torch import load_file
+from tests.reference.conftest import cpu_hogs
 
 from ptbench.catalog.tasks import get_task
 from ptbench.errors import UserError
@@ -29,11 +28,12 @@ from ptbench.reference.keeper import BestSubmission, better
 from ptbench.reference.run import run_reference
 from ptbench.reference.training import load_policy, save_final_model
 
-# a recipe far too long for the budget the test gives it: SFT never reaches its gate, the curriculum never ends
+# a recipe far too long for the budget the test gives it: SFT never reaches its gate (its cosine schedule is fitted
+# to the deadline), the curriculum never ends
 _LONG = TINY_FROGS.model_copy(update={
-    "threads": 1, "sft_boards_per_size": 8,
+    "threads": 0, "sft_boards_per_size": 8,  # threads chosen from the load
     "sft": SftSettings(learning_rate=3e-3, batch_size=1, max_steps=400, max_length=512, eval_every=10,
-                       parse_gate=1.0, signal_gate=1.0),
+                       parse_gate=1.0, signal_gate=1.0, schedule="cosine"),
     "grpo": GrpoSettings(learning_rate=1e-4, prompts_per_step=1, num_generations=2, max_completion_length=8),
     "curriculum": (Stage(n=4, steps=1000), Stage(n=5, steps=1000)),
     "eval": EvalSettings(boards_per_size=2, show_samples=0, max_new_tokens=8),
@@ -54,14 +54,8 @@ def cpu_load() -> Iterator[None]:
     """Two CPU-bound processes beside the test (the machine's cores are busy, as a shared one's are), one under
     pytest-xdist: there the other worker's tests add to the load, and a second hog only took their time (two for the
     test's 40 s: 80 s of CPU); one stays, so the test is under load whatever the other worker is doing."""
-    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
-            for _ in range(1 if os.environ.get("PYTEST_XDIST_WORKER_COUNT") else 2)]
-    try:
+    with cpu_hogs(1 if os.environ.get("PYTEST_XDIST_WORKER_COUNT") else 2):
         yield
-    finally:
-        for hog in hogs:
-            hog.kill()
-            hog.wait()
 
 
 def test_the_deadline_comes_from_the_start_stamp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -153,3 +147,5 @@ def test_a_budget_too_short_under_load_ends_in_time_with_the_best_model(
     assert any(note.startswith("SFT stopped at step") and "lack of time" in note for note in report.notes)
     assert any("skipped" in note and "N=4, N=5" in note for note in report.notes)  # GRPO did not fit
     assert "submission[/bold] saved" not in log.getvalue() and "submission saved" in log.getvalue()
+    assert any(note.startswith("torch threads: 1 (other processes kept") for note in report.notes)  # the load seen
+    assert "the cosine schedule ended at step" in log.getvalue()  # fitted to the deadline, so it settled

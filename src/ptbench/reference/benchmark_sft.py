@@ -37,6 +37,6 @@ def run_benchmark_sft(spec: TaskSpec, recipe: BenchmarkRecipe, policy: Policy, p
     examples: list[Example] = [{"prompt": policy.prompt([{"role": "user", "content": prompt}]),
                                 "completion": answer + policy.end_of_turn} for prompt, answer in pairs]
     train_sft(policy, recipe, examples, work, console, f"SFT on {spec.benchmark} training data", "cosine",
-              [deadline.callback()])
+              deadline)
     console.print(f"trained on {len(examples)} {spec.benchmark} examples")
     return len(examples)

@@ -99,8 +99,8 @@ class FrogsRecipe(_Frozen):
     mode: Literal["single", "multi"] = "single"
     device: Literal["cpu", "cuda"] = "cpu"
     dtype: Literal["float32", "bfloat16"] = "float32"
-    threads: int = Field(0, ge=0, description="torch CPU threads (0: torch's default, one per core; on a "
-                         "machine shared with other busy processes 1 is much faster)")
+    threads: int = Field(0, ge=0, description="torch CPU threads (0: one per core the machine's other processes "
+                         "leave free, re-chosen as their load changes: on a shared machine 1 is much faster)")
     seed: int = 0
     lora: LoraSettings | None = None
     sft_boards_per_size: int = Field(ge=1, description="distinct training boards per curriculum size")
@@ -119,7 +119,7 @@ class BenchmarkRecipe(_Frozen):
     kind: Literal["benchmark"] = "benchmark"
     device: Literal["cpu", "cuda"] = "cpu"
     dtype: Literal["float32", "bfloat16"] = "float32"
-    threads: int = Field(0, ge=0)
+    threads: int = Field(0, ge=0, description="as a frogs recipe's")
     seed: int = 0
     lora: LoraSettings | None = None
     max_examples: int | None = Field(None, ge=1, description="cap on training examples (None: all)")

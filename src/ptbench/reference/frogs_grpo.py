@@ -20,6 +20,7 @@ from rich.console import Console
 
 from ptbench.frogs import Board, Cell, Failure, Rules, parse_strict, render_prompt, verify_placement
 from ptbench.reference.config import FrogsRecipe, Stage
+from ptbench.reference.cpu_threads import load_followers
 from ptbench.reference.curriculum import Futile
 from ptbench.reference.deadline import Deadline
 from ptbench.reference.dev_scores import DevEval
@@ -107,6 +108,6 @@ def train_stage(policy: Policy, recipe: FrogsRecipe, rules: Rules, stage: Stage,
         trainer = GRPOTrainer(model=policy.model, reward_funcs=reward_functions(recipe, rules), args=config,
                               train_dataset=Dataset.from_list(rows), processing_class=policy.tokenizer,
                               callbacks=[RichSteps(progress, f"GRPO N={stage.n}", stage.steps, metric="reward"),
-                                         deadline.callback()])
+                                         deadline.callback(), *load_followers(recipe.threads, console)])
         without_log_printing(trainer).train()
     return int(trainer.state.global_step)

@@ -92,6 +92,6 @@ def run_sft(policy: Policy, recipe: FrogsRecipe, examples: list[Example], evalua
     random.Random(recipe.seed).shuffle(rows)  # sizes and turns mixed
     sft = recipe.sft
     gate = SftGate(evaluate, sft.eval_every, sft.parse_gate, sft.signal_gate, recipe.curriculum[0].n)
-    train_sft(policy, recipe, rows, work, console, "SFT (until the gate)", sft.schedule,
-              [deadline.callback(), gate])
+    train_sft(policy, recipe, rows, work, console, "SFT (until the gate)", sft.schedule, deadline, [gate],
+              eval_every=sft.eval_every)
     return gate

@@ -25,6 +25,7 @@ from ptbench.frogs import Board, BoardRecord, FrogToolEnv, Rules, verify_placeme
 from ptbench.frogs.toolenv import TOOLS
 from ptbench.models.backends.base import Backend, Conversation, GenerationSettings
 from ptbench.reference.config import FrogsRecipe, Stage
+from ptbench.reference.cpu_threads import load_followers
 from ptbench.reference.deadline import Deadline
 from ptbench.reference.dev_scores import Outcome, Player
 from ptbench.reference.frogs_grpo import clean_share, grpo_config
@@ -234,6 +235,7 @@ def train_stage(policy: Policy, recipe: FrogsRecipe, rules: Rules, stage: Stage,
                               train_dataset=Dataset.from_list([{"prompt": p} for p in by_prompt]),
                               processing_class=policy.tokenizer, rollout_func=rollout,
                               callbacks=[RichSteps(progress, f"GRPO (multi-turn) N={stage.n}", stage.steps,
-                                                   metric="reward"), deadline.callback()])
+                                                   metric="reward"), deadline.callback(),
+                                         *load_followers(recipe.threads, console)])
         without_log_printing(trainer).train()
     return int(trainer.state.global_step)

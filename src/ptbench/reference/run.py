@@ -31,6 +31,7 @@ from ptbench.catalog.spec import TaskSpec
 from ptbench.datadir.manifest import view_dir
 from ptbench.errors import UserError
 from ptbench.reference.config import BenchmarkRecipe, FrogsRecipe, recipe_for
+from ptbench.reference.cpu_threads import choose_threads
 from ptbench.reference.deadline import Deadline
 from ptbench.reference.dev_scores import (
     DevEval,
@@ -88,6 +89,8 @@ def run_reference(spec: TaskSpec, out: Path, *, recipe: FrogsRecipe | BenchmarkR
         console.print(f"budget {deadline.budget_seconds:.0f} s; {deadline.left():.0f} s left before the recipe's "
                       "deadline (the budget's end less a margin)")
     console.print(f"seed {recipe.seed}" + (f" (from {env_name('seed')})" if settings().seed is not None else ""))
+    if not recipe.threads and recipe.device == "cpu" and spec.backend != "tinker":
+        report.notes.extend(filter(None, [choose_threads(console)]))
     if spec.backend == "tinker":
         from ptbench.reference.tinker_frogs import run_tinker_frogs
 

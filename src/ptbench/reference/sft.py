@@ -1,5 +1,6 @@
 """The recipes' one SFT set-up: TRL's SFTTrainer on prompt/completion rows with the recipe's settings, progress shown
-as a rich bar, stopped early by the callbacks given (the deadline's, the frogs recipe's gate)."""
+as a rich bar, stopped at the deadline (a cosine schedule fitted to it), torch's threads following the machine's load
+(a recipe with `threads` 0), and stopped early by the callbacks given (the frogs recipe's gate)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from transformers import TrainerState
 
 from ptbench.reference.config import BenchmarkRecipe, FrogsRecipe
+from ptbench.reference.cpu_threads import load_followers
+from ptbench.reference.deadline import Deadline
+from ptbench.reference.fitted_schedule import FittedSchedule
 from ptbench.reference.progress import RichSteps, progress_bar, without_log_printing
 from ptbench.reference.training import Policy, trl_args
 
@@ -18,8 +23,11 @@ Example = dict[str, str]
 
 
 def train_sft(policy: Policy, recipe: FrogsRecipe | BenchmarkRecipe, rows: list[Example], work: Path,
-              console: Console, title: str, scheduler: str, callbacks: Sequence[Any] = ()) -> None:
-    """Train `policy` on `rows` for the recipe's SFT steps with the `scheduler` learning-rate schedule."""
+              console: Console, title: str, scheduler: str, deadline: Deadline, callbacks: Sequence[Any] = (),
+              eval_every: int | None = None) -> TrainerState:
+    """Train `policy` on `rows` for the recipe's SFT steps with the `scheduler` learning-rate schedule (a cosine one
+    ends where `deadline` lets training end, `eval_every`: the steps between the callbacks' evaluations, if any);
+    the trainer's final state (its steps and log history)."""
     from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
 
@@ -29,8 +37,14 @@ def train_sft(policy: Policy, recipe: FrogsRecipe | BenchmarkRecipe, rows: list[
         gradient_accumulation_steps=sft.grad_accum, max_steps=sft.max_steps, max_length=sft.max_length,
         warmup_steps=sft.warmup_ratio, lr_scheduler_type=scheduler,
     ))
+    fitted = [FittedSchedule(deadline, sft.max_steps, sft.warmup_ratio, eval_every)] if scheduler == "cosine" else []
     with progress_bar(console) as progress:
         trainer = SFTTrainer(model=policy.model, args=config, train_dataset=Dataset.from_list(rows),
                              processing_class=policy.tokenizer,
-                             callbacks=[RichSteps(progress, title, sft.max_steps), *callbacks])
+                             callbacks=[RichSteps(progress, title, sft.max_steps), deadline.callback(), *fitted,
+                                        *load_followers(recipe.threads, console), *callbacks])
         without_log_printing(trainer).train()
+    if fitted and fitted[0].fitted:
+        console.print(f"the cosine schedule ended at step {fitted[0].horizon} of {sft.max_steps}: where the deadline "
+                      "let training end")
+    return trainer.state
