@@ -66,6 +66,19 @@ def test_the_load_is_read_from_the_allowed_cores_lines_only(tmp_path: Path) -> N
     assert CpuLoad(stat).sample() is None
 
 
+def test_a_quiet_machine_gets_every_core_within_omp_num_threads(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, torch_threads: None) -> None:
+    stat = tmp_path / "stat"  # a machine whose cores did nothing between the two samples
+    stat.write_text("".join(f"cpu{core} 100 0 100 5000 0 0 0 0 0 0\n" for core in sorted(os.sched_getaffinity(0))))
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    torch.set_num_threads(1)
+    assert choose_threads(Console(file=io.StringIO()), CpuLoad(stat), probe_seconds=0.1) is not None
+    assert torch.get_num_threads() == CORES
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # the user's cap holds
+    assert choose_threads(Console(file=io.StringIO()), CpuLoad(stat), probe_seconds=0.1) is not None
+    assert torch.get_num_threads() == 1
+
+
 def test_busy_cores_make_torch_use_one_thread(all_cores_busy: None, torch_threads: None) -> None:
     torch.set_num_threads(CORES)
     log = io.StringIO()

@@ -7,8 +7,9 @@ scheduler gives one process's share, 15.8 s a step with 2 threads (the loaded de
 
 `CpuLoad` reads how busy the cores this process may run on are (the `cpuN` lines of /proc/stat, which a sandbox
 shares with its host) and subtracts this process's own CPU time: what is left is the other processes' load, in
-cores. `threads_for` turns the free cores into a thread count; `FollowLoad` re-chooses it during training, every
-`CHECK_SECONDS`, as the load comes and goes. Where /proc/stat cannot be read the thread count is left alone.
+cores. `threads_for` turns the free cores into a thread count, never more than `OMP_NUM_THREADS` when it is set (a
+user's or a test harness's cap); `FollowLoad` re-chooses it during training, every `CHECK_SECONDS`, as the load
+comes and goes. Where /proc/stat cannot be read the thread count is left alone.
 """
 
 from __future__ import annotations
@@ -47,6 +48,12 @@ class CpuLoad:
         self.stat = stat
         self.cores = sorted(os.sched_getaffinity(0))
         self.tick = float(os.sysconf("SC_CLK_TCK"))
+        cap = os.environ.get("OMP_NUM_THREADS", "")
+        self.cap = int(cap) if cap.isdigit() and int(cap) > 0 else len(self.cores)
+
+    def threads(self, others: float) -> int:
+        """Threads to run when the other processes keep `others` cores busy (within the cap)."""
+        return min(self.cap, threads_for(len(self.cores), others))
 
     def sample(self) -> Sample | None:
         """Now; None when /proc/stat cannot be read or names none of the allowed cores."""
@@ -96,7 +103,7 @@ def choose_threads(console: Console, load: CpuLoad | None = None, probe_seconds:
     if before is None or after is None:
         return None
     others = CpuLoad.others(before, after)
-    threads = threads_for(len(load.cores), others)
+    threads = load.threads(others)
     torch.set_num_threads(threads)
     line = (f"torch threads: {threads} (other processes kept {others:.1f} of {len(load.cores)} cores busy; "
             "re-chosen during training as their load changes)")
@@ -128,7 +135,7 @@ class FollowLoad(TrainerCallback):
         if now is None:
             return
         others = CpuLoad.others(self.last, now)
-        threads = threads_for(len(self.load.cores), others)
+        threads = self.load.threads(others)
         self.last = now
         if threads != torch.get_num_threads():
             self.console.print(f"torch threads {torch.get_num_threads()} -> {threads} at step {step} (other "
