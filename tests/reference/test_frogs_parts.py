@@ -3,18 +3,28 @@ curriculum's skipping of a stage GRPO could learn nothing from."""
 
 from __future__ import annotations
 
+import io
 import random
 
 import pytest
+from rich.console import Console
 
 from ptbench.frogs import FrogToolEnv, canonical_hash, in_heldout_space, verify_placement
 from ptbench.reference.config import TINY_FROGS, Stage
 from ptbench.reference.curriculum import run_curriculum
 from ptbench.reference.deadline import Deadline
-from ptbench.reference.dev_scores import DevEval, SizeResult
+from ptbench.reference.dev_scores import (
+    DevEval,
+    SizeResult,
+    dev_settings,
+    evaluate_dev,
+    single_turn_player,
+    transformers_backend,
+)
 from ptbench.reference.frogs_data import answer_text, augment, recipe_boards, training_stream
 from ptbench.reference.frogs_grpo import clean_share, frogs_reward, no_signal, placement_reward
 from ptbench.reference.frogs_sft import SftGate, gate_note
+from ptbench.reference.keeper import better
 from ptbench.reference.multiturn import demonstration, episode_reward, play_episodes, sft_examples
 
 
@@ -60,6 +70,15 @@ def test_the_training_stream_mixes_sizes_equally_however_many_boards_each_has(bo
     stream = training_stream(records, 60, seed=1, augmented=True)
     assert [board.n for board, _ in stream].count(4) == 30
     assert len({canonical_hash(board) for board, _ in stream if board.n == 4}) == 5
+
+
+def test_a_size_with_a_larger_sft_share_gets_that_many_examples_a_turn(boards) -> None:
+    records = boards.train[4][:5] + boards.train[5]
+    stream = training_stream(records, 60, seed=1, augmented=True, shares={5: 2})
+    assert [board.n for board, _ in stream][:6] == [4, 5, 5, 4, 5, 5]
+    assert [board.n for board, _ in stream].count(4) == 20
+    equal = training_stream(records, 60, seed=1, augmented=True, shares={4: 1, 5: 1})
+    assert equal == training_stream(records, 60, seed=1, augmented=True)  # shares of 1: the equal mix, unchanged
 
 
 def _dev(parse5: float, pass5: float) -> DevEval:
@@ -171,3 +190,31 @@ def test_another_training_seed_draws_other_boards_still_disjoint_from_dev_and_he
     assert len(train) == 80 and not dev & train
     assert not any(in_heldout_space(h) for h in train)
     assert [r.canonical_hash for r in other.train[5]] != [r.canonical_hash for r in boards.train[5]]
+
+
+def test_dev_boards_sampled_k_times_are_scored_by_pass_at_k_and_the_keeper_compares_that(boards, tiny_policy) -> None:
+    dev = {4: boards.dev[4][:4]}
+    calls: list[int] = []
+
+    def spread(records):  # noqa: ANN001, ANN202 - solves each board on one sample of its four, the last
+        calls.append(len(records))
+        return [(True, i >= 3 * len(dev[4]), "x") for i in range(len(records))]
+
+    def one_answer(records):  # noqa: ANN001, ANN202 - the same answer every time: solves half the boards, always
+        return [(True, i % 4 < 2, "x") for i in range(len(records))]
+
+    quiet = Console(file=io.StringIO())
+    spread_eval = evaluate_dev(dev, spread, quiet, "SFT", 500, show=0, samples=4)
+    assert calls == [16]  # every board four times, in one batch
+    assert (spread_eval.k, spread_eval.pass_rate, spread_eval.pass_at_k) == (4, 0.25, 1.0)
+    assert spread_eval.sizes[0].boards == 4 and spread_eval.sizes[0].pass_at_k == 1.0
+    biased = evaluate_dev(dev, one_answer, quiet, "SFT", 300, show=0, samples=4)
+    assert (biased.pass_rate, biased.pass_at_k) == (0.5, 0.5)
+    assert better(spread_eval, biased) and not better(biased, spread_eval)  # pass@1 alone would keep the biased one
+    once = evaluate_dev(dev, one_answer, quiet, "SFT", 300, show=0)
+    assert once.k == 1 and once.pass_at_k is None and once.score == once.pass_rate
+
+    # the real model through the verifier's backend: k samples a board, at the benchmark's temperature
+    play = single_turn_player(transformers_backend(tiny_policy), dev_settings(8, 0.7, 0), "touch")
+    real = evaluate_dev(dev, play, quiet, "base", 0, show=0, samples=2)
+    assert real.k == 2 and real.pass_at_k is not None and real.sizes[0].boards == 4

@@ -2,8 +2,10 @@
 
 The model in training is wrapped in a backend the verifier uses (transformers for a model trained here, the Tinker
 sampler for one trained through Tinker; forced chat template, its stop tokens) and sampled with the benchmark's
-own temperature, so the numbers are what the verifier would see on boards like these. Printing raw outputs at each
-evaluation is the sanity check: a parse rate means little until someone has read the answers.
+own temperature, so the numbers are what the verifier would see on boards like these. With `samples` k above 1 each
+board is sampled k times and its pass@k (solved by any of the k) is the verifier's metric at k: a model that always
+gives one answer scores its pass@1 there, where a model spread over the valid answers scores more. Printing raw
+outputs at each evaluation is the sanity check: a parse rate means little until someone has read the answers.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
 from functools import partial
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from rich.console import Console
 from rich.markup import escape
 
@@ -35,6 +37,7 @@ class SizeResult(BaseModel):
     boards: int
     parse_rate: float
     pass_rate: float
+    pass_at_k: float | None = Field(None, description="boards solved by any of `k` samples (None: one sample each)")
 
 
 class DevEval(BaseModel):
@@ -46,7 +49,15 @@ class DevEval(BaseModel):
     step: int
     sizes: tuple[SizeResult, ...]
     parse_rate: float
-    pass_rate: float
+    pass_rate: float = Field(description="pass@1: the share of samples that solved their board")
+    k: int = Field(1, ge=1, description="samples per board")
+    pass_at_k: float | None = Field(None, description="the share of boards solved by any of their k samples "
+                                    "(None: k is 1)")
+
+    @property
+    def score(self) -> float:
+        """What evaluations are compared by: pass@k (the verifier's metric at k), pass@1 when k is 1."""
+        return self.pass_rate if self.pass_at_k is None else self.pass_at_k
 
 
 def dev_settings(max_new_tokens: int, temperature: float, seed: int) -> GenerationSettings:
@@ -60,31 +71,37 @@ Player = Callable[[list[BoardRecord]], list[Outcome]]
 
 
 def evaluate_dev(boards: dict[int, list[BoardRecord]], play: Player, console: Console, phase: str, step: int,
-                 show: int) -> DevEval:
-    """Score a policy on the dev boards with `play` and print `show` raw outputs."""
-    outcomes = {n: play(records) for n, records in boards.items()}
+                 show: int, samples: int = 1) -> DevEval:
+    """Score a policy on the dev boards with `play` (`samples` times each board) and print `show` raw outputs."""
+    outcomes = {n: play(records * samples) for n, records in boards.items()}
+    # board i's samples are rows i, i + len(boards), ...
+    solved_any = {n: [any(solved for _, solved, _ in rows[i::len(boards[n])]) for i in range(len(boards[n]))]
+                  for n, rows in outcomes.items()}
+    at_k = samples > 1
     sizes = tuple(
-        SizeResult(n=n, boards=len(rows), parse_rate=_mean(p for p, _, _ in rows),
-                   pass_rate=_mean(s for _, s, _ in rows))
+        SizeResult(n=n, boards=len(boards[n]), parse_rate=_mean(p for p, _, _ in rows),
+                   pass_rate=_mean(s for _, s, _ in rows), pass_at_k=_mean(solved_any[n]) if at_k else None)
         for n, rows in outcomes.items()
     )
     every = [row for rows in outcomes.values() for row in rows]
     result = DevEval(phase=phase, step=step, sizes=sizes, parse_rate=_mean(p for p, _, _ in every),
-                     pass_rate=_mean(s for _, s, _ in every))
+                     pass_rate=_mean(s for _, s, _ in every), k=samples,
+                     pass_at_k=_mean(x for xs in solved_any.values() for x in xs) if at_k else None)
     _print(console, result, outcomes, show)
     return result
 
 
 def dev_recorder(boards: dict[int, list[BoardRecord]], play: Player, console: Console, show: int,
                  record: Callable[[DevEval], None], deadline: Deadline,
-                 around: Callable[[], AbstractContextManager[None]] = nullcontext) -> Callable[[str, int], DevEval]:
-    """`evaluate(phase, step)`: `evaluate_dev` inside `around()` (e.g. the policy's evaluation mode), timed for the
-    deadline's reserve, each result passed to `record` too."""
+                 around: Callable[[], AbstractContextManager[None]] = nullcontext,
+                 samples: int = 1) -> Callable[[str, int], DevEval]:
+    """`evaluate(phase, step)`: `evaluate_dev` (`samples` a board) inside `around()` (e.g. the policy's evaluation
+    mode), timed for the deadline's reserve, each result passed to `record` too."""
 
     def evaluate(phase: str, step: int = 0) -> DevEval:
         started = time.monotonic()
         with around():
-            result = evaluate_dev(boards, play, console, phase, step, show)
+            result = evaluate_dev(boards, play, console, phase, step, show, samples)
         deadline.measured("evaluate", time.monotonic() - started)
         record(result)
         return result
@@ -119,9 +136,13 @@ def _mean(values: Iterable[bool]) -> float:
 
 
 def _print(console: Console, result: DevEval, outcomes: dict[int, list[tuple[bool, bool, str]]], show: int) -> None:
-    by_size = ", ".join(f"N={s.n}: parse {s.parse_rate:.2f} pass {s.pass_rate:.2f}" for s in result.sizes)
+    def at_k(value: float | None) -> str:
+        return "" if value is None else f", pass@{result.k} {value:.2f}"
+
+    by_size = ", ".join(f"N={s.n}: parse {s.parse_rate:.2f} pass {s.pass_rate:.2f}{at_k(s.pass_at_k)}"
+                        for s in result.sizes)
     console.print(f"[bold]dev[/bold] {result.phase} step {result.step}: parse {result.parse_rate:.2f}, "
-                  f"pass@1 {result.pass_rate:.2f} ({by_size})")
+                  f"pass@1 {result.pass_rate:.2f}{at_k(result.pass_at_k)} ({by_size})")
     shown = 0
     for n, rows in outcomes.items():
         for parsed, solved, text in rows[: max(1, show // max(1, len(outcomes)))]:

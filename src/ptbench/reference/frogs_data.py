@@ -72,8 +72,9 @@ def recipe_sets(spec: TaskSpec, recipe: FrogsRecipe) -> tuple[RecipeBoards, list
     boards = recipe_boards(sizes, recipe.sft_boards_per_size, recipe.eval.boards_per_size, spec.seed, spec.rules,
                            train_seed=spec.seed + recipe.seed)
     sft = recipe.sft
+    shares = {stage.n: stage.sft_share for stage in recipe.curriculum}
     puzzles = training_stream([r for rs in boards.train.values() for r in rs],
-                              sft.max_steps * sft.batch_size * sft.grad_accum, recipe.seed, recipe.augment)
+                              sft.max_steps * sft.batch_size * sft.grad_accum, recipe.seed, recipe.augment, shares)
     return boards, puzzles
 
 
@@ -119,20 +120,23 @@ def augment(record: BoardRecord, rng: random.Random) -> tuple[Board, tuple[Cell,
     return board, moved
 
 
-def training_stream(records: list[BoardRecord], count: int, seed: int,
-                    augmented: bool) -> list[tuple[Board, tuple[Cell, ...]]]:
-    """`count` training puzzles, the sizes taking turns (an equal mix however many boards each size has): each size's
-    records shuffled and cycled, each use augmented afresh if asked."""
+def training_stream(records: list[BoardRecord], count: int, seed: int, augmented: bool,
+                    shares: dict[int, int] | None = None) -> list[tuple[Board, tuple[Cell, ...]]]:
+    """`count` training puzzles, the sizes taking turns (`shares[n]` puzzles of size n a turn, 1 when not given: an
+    equal mix however many boards each size has): each size's records shuffled and cycled, each use augmented afresh
+    if asked."""
     rng = random.Random(seed)
     by_size: dict[int, list[BoardRecord]] = {}
     for record in records:
         by_size.setdefault(record.n, []).append(record)
-    queues: list[list[BoardRecord]] = [[] for _ in by_size]
+    turn = [n for n in by_size for _ in range((shares or {}).get(n, 1))]
+    queues: dict[int, list[BoardRecord]] = {n: [] for n in by_size}
     out: list[tuple[Board, tuple[Cell, ...]]] = []
     while len(out) < count:
-        queue = queues[len(out) % len(queues)]
+        n = turn[len(out) % len(turn)]
+        queue = queues[n]
         if not queue:
-            queue += list(by_size.values())[len(out) % len(queues)]
+            queue += by_size[n]
             rng.shuffle(queue)
         r = queue.pop()
         out.append(augment(r, rng) if augmented else (r.board, r.solution))

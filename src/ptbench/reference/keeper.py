@@ -1,9 +1,11 @@
 """The best submission so far: saved as soon as there is one, replaced only by a better one by its dev evaluation.
 
 Every dev evaluation is offered to `BestSubmission`; the first one (the base model's) is saved at once, so a run
-cut short still leaves a valid submission, and a later one replaces it only when its pass rate on the dev boards
-is higher (at an equal pass rate, when its parse rate is). The save function writes atomically (a staged
-directory renamed into place, or path.txt written and renamed), so a half-written model is never the submission.
+cut short still leaves a valid submission, and a later one replaces it only when its dev score is higher: pass@k
+when the recipe samples each dev board k times (the verifier's metric: pass@1 rewards a model that always gives the
+dev boards' most common answer), else pass@1 (at an equal score, when its pass@1, then its parse rate, is). The save
+function writes atomically (a staged directory renamed into place, or path.txt written and renamed), so a
+half-written model is never the submission.
 How long each save takes is given to the deadline, which keeps that much in reserve.
 """
 
@@ -27,16 +29,19 @@ class SavedSubmission(BaseModel):
     phase: str
     step: int
     pass_rate: float
+    pass_at_k: float | None = Field(None, description="the evaluation's pass@k (None: one sample a board)")
     parse_rate: float
     save_seconds: float = Field(ge=0)
     seconds_left: float | None = Field(description="seconds to the deadline when saved (None: no deadline)")
 
 
 def better(candidate: DevEval, best: DevEval | None) -> bool:
-    """Whether `candidate` beats `best`: a higher dev pass rate, or an equal one with a higher parse rate."""
+    """Whether `candidate` beats `best`: a higher dev score (pass@k, the verifier's metric, with k samples a board;
+    pass@1 with one), or an equal one with a higher pass@1, then parse rate."""
     if best is None:
         return True
-    return (candidate.pass_rate, candidate.parse_rate) > (best.pass_rate, best.parse_rate)
+    return ((candidate.score, candidate.pass_rate, candidate.parse_rate)
+            > (best.score, best.pass_rate, best.parse_rate))
 
 
 class BestSubmission:
@@ -58,9 +63,11 @@ class BestSubmission:
         self.best = result
         left = round(self.deadline.left(), 1) if self.deadline.bounded else None
         self.record(SavedSubmission(phase=result.phase, step=result.step, pass_rate=result.pass_rate,
-                                    parse_rate=result.parse_rate, save_seconds=round(seconds, 2), seconds_left=left))
+                                    pass_at_k=result.pass_at_k, parse_rate=result.parse_rate,
+                                    save_seconds=round(seconds, 2), seconds_left=left))
+        at_k = "" if result.pass_at_k is None else f", pass@{result.k} {result.pass_at_k:.2f}"
         self.console.print(f"[bold]submission[/bold] saved: {result.phase} step {result.step} "
-                           f"(dev pass@1 {result.pass_rate:.2f}, parse {result.parse_rate:.2f})")
+                           f"(dev pass@1 {result.pass_rate:.2f}{at_k}, parse {result.parse_rate:.2f})")
         return True
 
     def recording(self, evaluations: list[DevEval]) -> Callable[[DevEval], None]:

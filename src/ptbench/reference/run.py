@@ -170,7 +170,7 @@ def _run_frogs(spec: TaskSpec, recipe: FrogsRecipe, policy: Policy, work: Path, 
         futile = None  # an episode's reward has partial credit
 
     evaluate = dev_recorder(boards.dev, play, console, recipe.eval.show_samples,
-                            keeper.recording(report.evaluations), deadline, policy.evaluating)
+                            keeper.recording(report.evaluations), deadline, policy.evaluating, recipe.eval.samples)
     report.train_examples = len(examples)
     with clock.phase("evaluate base"):
         evaluate("base", 0)
