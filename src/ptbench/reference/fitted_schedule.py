@@ -4,10 +4,11 @@ A cosine schedule cut by the deadline leaves the model at a high learning rate, 
 on: the loaded demo's SFT was cut at step 41 of 600 and its model parsed 2% of the dev boards. `FittedSchedule`
 measures the steps as they run (the mean of the last `WINDOW`) and, from `MEASURE_AFTER` steps on, sets the
 schedule's end (its horizon) to the last step that fits the deadline's spare time: the dev evaluations still due on
-the way are counted at their measured cost, and the slowest step is kept back (`StopAtDeadline` stops training when
-less than that is spare, so the schedule ends first). The learning rate follows the horizon (warm-up over the
-recipe's share of it, then cosine to 0 at the horizon) and training stops there. Without a deadline, or with time
-for every step, the horizon is `max_steps` and the schedule is transformers' own cosine with warm-up.
+the way are counted at their measured cost, and the slowest step is kept back (it is a `StopAtDeadline`, sharing
+its step timing, and that stops training when less than the slowest step is spare: the schedule ends first). The
+learning rate follows the horizon (warm-up over the recipe's share of it, then cosine to 0 at the horizon) and
+training stops there. Without a deadline, or with time for every step, the horizon is `max_steps` and the schedule
+is transformers' own cosine with warm-up.
 """
 
 from __future__ import annotations
@@ -17,9 +18,7 @@ import time
 from collections import deque
 from typing import Any
 
-from transformers import TrainerCallback
-
-from ptbench.reference.deadline import Deadline
+from ptbench.reference.deadline import Deadline, StopAtDeadline
 
 MEASURE_AFTER = 5
 """Steps timed before the horizon moves (the first ones pay one-time costs)."""
@@ -36,16 +35,15 @@ def steps_that_fit(spare: float, step_seconds: float, eval_every: int | None, ev
     return int(spare // per_step)
 
 
-class FittedSchedule(TrainerCallback):
-    """Warm-up then cosine to 0 at a horizon fitted to the deadline; stops training at the horizon."""
+class FittedSchedule(StopAtDeadline):
+    """The deadline's stop (whose step timing it shares), with warm-up then cosine to 0 at a horizon fitted to the
+    deadline; stops training at the horizon."""
 
     def __init__(self, deadline: Deadline, max_steps: int, warmup_ratio: float, eval_every: int | None) -> None:
-        self.deadline, self.max_steps, self.eval_every = deadline, max_steps, eval_every
-        self.warmup_ratio = warmup_ratio
+        super().__init__(deadline)
+        self.max_steps, self.eval_every, self.warmup_ratio = max_steps, eval_every, warmup_ratio
         self.horizon = max_steps
         self.recent: deque[float] = deque(maxlen=WINDOW)
-        self.slowest = 0.0
-        self.started: float | None = None
         self.fitted = False
         """Whether the horizon was ever moved below max_steps."""
 
@@ -64,13 +62,10 @@ class FittedSchedule(TrainerCallback):
             raise TypeError(f"a fitted schedule needs a LambdaLR scheduler, not {type(lr_scheduler).__name__}")
         lr_scheduler.lr_lambdas = [self.factor for _ in lr_scheduler.lr_lambdas]
 
-    def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self.started = time.monotonic()
-
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         if self.started is not None:
             self.recent.append(time.monotonic() - self.started)
-            self.slowest = max(self.slowest, self.recent[-1])
+        super().on_step_end(args, state, control, **kwargs)
         self.fit(state.global_step)
         if state.global_step >= self.horizon:
             control.should_training_stop = True

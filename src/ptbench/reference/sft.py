@@ -37,14 +37,14 @@ def train_sft(policy: Policy, recipe: FrogsRecipe | BenchmarkRecipe, rows: list[
         gradient_accumulation_steps=sft.grad_accum, max_steps=sft.max_steps, max_length=sft.max_length,
         warmup_steps=sft.warmup_ratio, lr_scheduler_type=scheduler,
     ))
-    fitted = [FittedSchedule(deadline, sft.max_steps, sft.warmup_ratio, eval_every)] if scheduler == "cosine" else []
+    fitted = FittedSchedule(deadline, sft.max_steps, sft.warmup_ratio, eval_every) if scheduler == "cosine" else None
     with progress_bar(console) as progress:
         trainer = SFTTrainer(model=policy.model, args=config, train_dataset=Dataset.from_list(rows),
                              processing_class=policy.tokenizer,
-                             callbacks=[RichSteps(progress, title, sft.max_steps), deadline.callback(), *fitted,
+                             callbacks=[RichSteps(progress, title, sft.max_steps), fitted or deadline.callback(),
                                         *load_followers(recipe.threads, console), *callbacks])
         without_log_printing(trainer).train()
-    if fitted and fitted[0].fitted:
-        console.print(f"the cosine schedule ended at step {fitted[0].horizon} of {sft.max_steps}: where the deadline "
+    if fitted is not None and fitted.fitted:
+        console.print(f"the cosine schedule ended at step {fitted.horizon} of {sft.max_steps}: where the deadline "
                       "let training end")
     return trainer.state
