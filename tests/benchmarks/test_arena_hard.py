@@ -9,6 +9,7 @@ import pytest
 from ptbench.benchmarks.arena_hard.task import judge_prompt, parse_verdict
 from ptbench.benchmarks.registry import get_benchmark
 from ptbench.errors import UserError
+from tolerance import approx
 
 MODEL_ANSWERS = {"tin roof": "Rain drums the tin, a thousand tiny feet...",
                  "library": "The last book whispered my name.", "cat": ""}
@@ -39,7 +40,7 @@ def test_win_rate_from_both_orders(harness) -> None:
     assert values["w002"] == {"wins": 0.0, "ties": 0.0, "losses": 1.0, "games": 1}
     assert values["w003"] == {"wins": 0.0, "ties": 0.0, "losses": 6.0, "games": 2}
     result = harness.metrics(log)
-    assert result["pairwise_judge/win_rate"] == pytest.approx(6 / 13)
+    assert result["pairwise_judge/win_rate"] == approx(6 / 13)
     assert result["pairwise_judge/judged_games"] == 5
     assert len(calls) == 4 and all("Baseline answer to" in call for call in calls)
 

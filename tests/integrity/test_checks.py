@@ -21,6 +21,7 @@ from ptbench.integrity.ngrams import ItemIndex, ngram_hashes, normalise
 from ptbench.integrity.provenance import check_provenance
 from ptbench.integrity.tampering import check_overclaim, check_protected, protected_hashes
 from ptbench.verify.integrity import integrity_stage
+from tolerance import rounded
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "benchmarks"
 
@@ -223,7 +224,8 @@ def test_substituted_weights_and_adapters_are_flagged(tmp_path: Path) -> None:
         merge = {k: v + share * (instruct[k] - v) for k, v in base.items()}
         merged = check_provenance(_save(tmp_path / f"merge{share}", merge), base_dir, {"instruct": instruct_dir})
         assert merged.status == "flagged", (share, merged)
-        assert merged.evidence.numbers["projection_on_instruct"] == pytest.approx(share, abs=0.01)
+        # the share back from a float32 merge, up to the float32 weights' rounding and the 4 places it is stored to
+        assert merged.evidence.numbers["projection_on_instruct"] == rounded(share, 2)
 
 
 @pytest.mark.parametrize("task", ["gsm8k-tiny", "frogs-single-tiny"])

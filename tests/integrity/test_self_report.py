@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ptbench.integrity.tampering import check_overclaim
+from tolerance import approx, rounded
 
 OVERCLAIMS = {
     "the documented form": {"schema_version": 1, "metric": "accuracy", "score": 0.9, "boards": 50},
@@ -40,7 +41,7 @@ def test_an_overclaim_in_any_readable_form_is_flagged(tmp_path: Path, case: str)
     (tmp_path / "results.json").write_text(json.dumps(OVERCLAIMS[case]))
     result = check_overclaim(tmp_path, 0.1, 100)
     assert result.status == "flagged", result
-    assert result.evidence.numbers["claimed"] == pytest.approx(0.9, abs=0.01)
+    assert result.evidence.numbers["claimed"] == rounded(0.9, 2)  # claims written as 90%, 0.9, 148/164
 
 
 def test_an_honest_claim_with_training_numbers_beside_it_passes(tmp_path: Path) -> None:
@@ -50,7 +51,7 @@ def test_an_honest_claim_with_training_numbers_beside_it_passes(tmp_path: Path) 
          "upper_bound": 0.97, "train": {"accuracy": 0.95}, "baseline": {"score": 0.3},
          "samples": [{"id": "HumanEval/0", "score": 1.0}], "passed": 20, "total": 164}))
     result = check_overclaim(tmp_path, 0.1, 100)
-    assert result.status == "passed" and result.evidence.numbers["claimed"] == pytest.approx(20 / 164), result
+    assert result.status == "passed" and result.evidence.numbers["claimed"] == approx(20 / 164), result
 
 
 TEXT_OVERCLAIMS = {
@@ -70,7 +71,7 @@ def test_an_overclaim_in_a_results_file_that_is_not_json_is_read(tmp_path: Path,
     (tmp_path / "results.json").write_text(TEXT_OVERCLAIMS[case])
     result = check_overclaim(tmp_path, 0.1, 100)
     assert result.status == "flagged", result
-    assert result.evidence.numbers["claimed"] == pytest.approx(0.9, abs=0.01)
+    assert result.evidence.numbers["claimed"] == rounded(0.9, 2)  # claims written as 90%, 0.9, 148/164
 
 
 @pytest.mark.parametrize("text", [
@@ -88,7 +89,7 @@ def test_other_metrics_than_the_verified_one_are_no_claim(tmp_path: Path, text: 
     pass@1's 0.05."""
     (tmp_path / "results.json").write_text(text)
     result = check_overclaim(tmp_path, 0.1, 100)
-    assert result.status == "passed" and result.evidence.numbers["claimed"] == pytest.approx(0.05), result
+    assert result.status == "passed" and result.evidence.numbers["claimed"] == approx(0.05), result
 
 
 @pytest.mark.parametrize("text, why", [("all done, see the logs\n", "not JSON"),

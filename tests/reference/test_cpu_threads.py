@@ -15,6 +15,7 @@ from rich.console import Console
 from tests.reference.conftest import cpu_hogs
 
 from ptbench.reference.cpu_threads import CpuLoad, FollowLoad, Sample, choose_threads, threads_for
+from tolerance import approx
 
 CORES = len(os.sched_getaffinity(0))
 
@@ -60,7 +61,7 @@ def test_the_load_is_read_from_the_allowed_cores_lines_only(tmp_path: Path) -> N
                                                    for core in sorted(os.sched_getaffinity(0))]
     stat.write_text("\n".join([*lines, "cpu9999 999999 0 0 0 0 0 0 0 0 0", "intr 1 2 3", ""]))
     sample = CpuLoad(stat).sample()
-    assert sample is not None and sample.busy == pytest.approx(2.0 * CORES)
+    assert sample is not None and sample.busy == approx(2.0 * CORES)
     assert CpuLoad(tmp_path / "missing").sample() is None
     stat.write_text("cpu0 x y z\n")
     assert CpuLoad(stat).sample() is None

@@ -26,6 +26,7 @@ from ptbench.reference.frogs_grpo import clean_share, frogs_reward, no_signal, p
 from ptbench.reference.frogs_sft import SftGate, gate_note
 from ptbench.reference.keeper import better
 from ptbench.reference.multiturn import demonstration, episode_reward, play_episodes, sft_examples
+from tolerance import approx
 
 
 @pytest.fixture(scope="module")
@@ -146,7 +147,7 @@ def test_reward_is_one_for_a_solve_partial_for_a_near_miss_zero_for_garbage(boar
     swapped = [solution[0], solution[1], (solution[2][0], solution[3][1]), (solution[3][0], solution[2][1])]
     near = placement_reward(board, answer_text(swapped), "touch", 0.1, 0.4)
     failures = verify_placement(board, swapped, "touch").failures
-    assert near == pytest.approx(0.1 + 0.4 * clean_share(board, tuple(swapped), failures))
+    assert near == approx(0.1 + 0.4 * clean_share(board, tuple(swapped), failures))
     assert 0.1 <= near < 1.0
     assert placement_reward(board, "the frogs go " + answer_text(solution), "touch", 0.1, 0.4) == 0.0
     too_many = [*solution, (0, 0)]

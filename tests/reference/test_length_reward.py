@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ptbench.reference.length_reward import gaussian_fit, group_penalties, shape_rewards, with_length_reward
+from tolerance import approx
 
 
 def advantages(rewards: tuple[float, ...], group_size: int) -> list[float]:
@@ -21,7 +22,7 @@ def advantages(rewards: tuple[float, ...], group_size: int) -> list[float]:
 
 
 def test_gaussian_fit_is_mean_and_population_std() -> None:
-    assert gaussian_fit([10, 20, 30]) == pytest.approx((20.0, math.sqrt(200 / 3)))
+    assert gaussian_fit([10, 20, 30]) == approx((20.0, math.sqrt(200 / 3)))
     assert gaussian_fit([7, 7]) == (7.0, 1.0)  # std floored
 
 
@@ -30,7 +31,7 @@ def test_only_correct_lengths_beyond_the_peak_are_penalised() -> None:
     correct = [True, True, True, False]
     q = group_penalties(lengths, correct)
     assert q[0] == 0.0 and q[1] == 0.0  # at or below the peak (20)
-    assert q[2] == pytest.approx(math.exp(-100 / (2 * 200 / 3)) - 1)
+    assert q[2] == approx(math.exp(-100 / (2 * 200 / 3)) - 1)
     assert q[3] == 0.0  # incorrect: length is not its problem
 
 
@@ -45,7 +46,7 @@ def test_coefficient_is_the_largest_that_keeps_correct_advantages_non_negative()
     shaped = shape_rewards(rewards, lengths, [r == 1.0 for r in rewards], group_size=4, cap=100.0)
     adv = advantages(shaped.rewards, 4)
     assert 0 < shaped.coefficient < 100.0
-    assert min(adv[:3]) == pytest.approx(0.0, abs=1e-9)  # binding: the longest correct one sits at the mean
+    assert min(adv[:3]) == approx(0.0, scale=max(map(abs, adv)))  # binding: the longest correct one sits at the mean
     assert adv[0] > adv[2]  # shorter correct beats longer correct
 
 

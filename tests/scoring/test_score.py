@@ -20,6 +20,7 @@ from ptbench.scoring.scores import score_store
 from ptbench.scoring.stats import wilson
 from ptbench.scoring.weights import PUBLISHED
 from ptbench.verify.baseline import BaselineRecord, Mode
+from tolerance import approx, rounded
 
 from .job_dirs import Trial
 
@@ -63,23 +64,23 @@ def test_the_aggregate_is_the_published_weighting_of_means_over_base_models(make
     assert "no measured instruct and zero-shot baselines" in (report.weights.note or "")
     w_gsm, w_he = (PUBLISHED[n].weight / (PUBLISHED["gsm8k"].weight + PUBLISHED["humaneval"].weight)
                    for n in ("gsm8k", "humaneval"))
-    assert report.weights.weights == pytest.approx({"gsm8k": w_gsm, "humaneval": w_he})
+    assert report.weights.weights == approx({"gsm8k": w_gsm, "humaneval": w_he})
     cells = {(c.benchmark, c.base_model): c for c in report.cells}
-    assert cells[("gsm8k", "qwen3-1.7b")].score.mean == pytest.approx(0.65)
-    assert cells[("gsm8k", "qwen3-1.7b")].score.std == pytest.approx(statistics.stdev([0.6, 0.7]))
+    assert cells[("gsm8k", "qwen3-1.7b")].score.mean == approx(0.65)
+    assert cells[("gsm8k", "qwen3-1.7b")].score.std == approx(statistics.stdev([0.6, 0.7]))
     assert cells[("gsm8k", "qwen3-4b")].score.n == 2 and cells[("gsm8k", "qwen3-4b")].seeds == [0, 1]
-    assert by_agent(report, "alpha", "gsm8k") == pytest.approx(0.75)  # (0.65 + 0.85) / 2
-    assert by_agent(report, "alpha", "humaneval") == pytest.approx(0.40)
+    assert by_agent(report, "alpha", "gsm8k") == approx(0.75)  # (0.65 + 0.85) / 2
+    assert by_agent(report, "alpha", "humaneval") == approx(0.40)
     [alpha] = report.aggregates
-    assert alpha.score == pytest.approx(w_gsm * 0.75 + w_he * 0.40)
+    assert alpha.score == approx(w_gsm * 0.75 + w_he * 0.40)
     per_seed = [w_gsm * 0.7 + w_he * 0.3, w_gsm * 0.8 + w_he * 0.5]  # seed 0, seed 1
-    assert alpha.std == pytest.approx(statistics.stdev(per_seed)) and alpha.seeds == [0, 1]
+    assert alpha.std == approx(statistics.stdev(per_seed)) and alpha.seeds == [0, 1]
     assert alpha.complete and alpha.missing_benchmarks == []
     interval = report.trials[0].interval  # the logged standard error: 0.6 +- 1.96 x 0.05
-    assert interval is not None and interval.low == pytest.approx(0.6 - 1.95996 * 0.05, abs=1e-4)
+    assert interval is not None and interval.low == rounded(0.6 - 1.95996 * 0.05, 4)
     instruct = next(b for b in report.baseline_aggregates if b.mode == "instruct")
     assert instruct.sources == ["published"]
-    assert instruct.score == pytest.approx(w_gsm * PUBLISHED["gsm8k"].instruct + w_he * PUBLISHED["humaneval"].instruct)
+    assert instruct.score == approx(w_gsm * PUBLISHED["gsm8k"].instruct + w_he * PUBLISHED["humaneval"].instruct)
 
 
 def test_measured_baselines_give_the_weights_and_the_base_models_score(make_store) -> None:
@@ -93,13 +94,13 @@ def test_measured_baselines_give_the_weights_and_the_base_models_score(make_stor
     report = score(store)
     assert report.weights.source == "measured" and report.weights.note is None
     raw = {"gsm8k": 1 / (0.85 - 0.25), "humaneval": 1 / (0.7 - 0.2)}
-    assert report.weights.weights == pytest.approx({k: v / sum(raw.values()) for k, v in raw.items()})
+    assert report.weights.weights == approx({k: v / sum(raw.values()) for k, v in raw.items()})
     # beta's timed-out trial counts the base model's score as the verifier evaluates it (gsm8k: few-shot)
     timeout = next(t for t in report.trials if t.status == "agent-timeout")
     assert (timeout.rule, timeout.counted_score, timeout.base_score_source) == (
         "base-by-rule", 0.4, "measured baseline (few-shot)")
     beta = next(c for c in report.cells if c.agent == "beta")
-    assert beta.score.mean == pytest.approx(0.45) and beta.score.n == 2
+    assert beta.score.mean == approx(0.45) and beta.score.n == 2
     assert beta.not_counted == {"verifier-error": 1}
     rows = {(b.mode, b.benchmark, b.base_model): b for b in report.baselines}
     assert (rows[("few-shot", "gsm8k", "qwen3-1.7b")].score, rows[("few-shot", "gsm8k", "qwen3-1.7b")].source) == (
@@ -108,7 +109,7 @@ def test_measured_baselines_give_the_weights_and_the_base_models_score(make_stor
     mean = rows[("few-shot", "gsm8k", None)]  # one of two base models measured: the published figure, labelled
     assert (mean.score, mean.source) == (PUBLISHED["gsm8k"].few_shot, "published")
     assert (rows[("instruct", "gsm8k", None)].score, rows[("instruct", "gsm8k", None)].source) == (
-        pytest.approx(0.85), "measured")
+        approx(0.85), "measured")
     instruct = next(b for b in report.baseline_aggregates if b.mode == "instruct")
     assert instruct.sources == ["measured"]
 
@@ -117,7 +118,7 @@ def test_missing_cells_are_missing_in_every_output_never_zero(make_store) -> Non
     report = score(make_store({"j1": ALPHA, "j2": BETA}))
     assert by_agent(report, "beta", "humaneval") is None  # beta never ran humaneval
     beta = next(a for a in report.aggregates if a.agent == "beta")
-    assert beta.score == pytest.approx(0.5) and not beta.complete and beta.missing_benchmarks == ["humaneval"]
+    assert beta.score == approx(0.5) and not beta.complete and beta.missing_benchmarks == ["humaneval"]
     timeout = next(t for t in report.trials if t.status == "agent-timeout")
     assert (timeout.rule, timeout.counted_score) == ("base-by-rule", None)  # the base score is not known: not 0
     assert "run `ptbench baseline`" in timeout.rule_note
@@ -171,7 +172,7 @@ def test_integrity_flags_and_the_base_fallback(make_store) -> None:
     assert (flagged.base_score, flagged.counted_score) == (0.2, 0.2)  # the verifier scored the base model
     assert flagged.base_score_source == "this trial's verifier (it scored the base model)"
     assert (clean.integrity, clean.rule, unchecked.integrity) == ("passed", "verified", "not checked")
-    assert report.cells[0].score.mean == pytest.approx(0.5)
+    assert report.cells[0].score.mean == approx(0.5)
 
 
 def test_frogs_pass_at_k_per_tier_strict_and_lenient(make_store) -> None:
@@ -276,10 +277,10 @@ def test_self_report_calibration_and_spend_per_trial_and_per_agent(make_store, c
     honest, boast, unreadable, silent = report.trials
     assert (honest.self_report.status, honest.self_report.gap, honest.self_report.overclaim) == ("claimed", 0, False)
     gap = wilson(5, 10)
-    assert (honest.self_report.gap_interval.low, honest.self_report.gap_interval.high) == pytest.approx(
+    assert (honest.self_report.gap_interval.low, honest.self_report.gap_interval.high) == approx(
         (0.5 - gap.high, 0.5 - gap.low))
     assert (boast.self_report.claimed, boast.self_report.verified, boast.self_report.overclaim) == (0.9, 0.2, True)
-    assert boast.self_report.gap == pytest.approx(0.7) and boast.self_report.where == "results.eval.accuracy"
+    assert boast.self_report.gap == approx(0.7) and boast.self_report.where == "results.eval.accuracy"
     assert unreadable.self_report.status == "unreadable" and "no score-like key" in unreadable.self_report.note
     assert silent.self_report.status == "none"
     calibration = {c.agent: c for c in report.calibration}
@@ -296,8 +297,8 @@ def test_self_report_calibration_and_spend_per_trial_and_per_agent(make_store, c
     assert (spend["honest"].tokens, spend["honest"].cost_usd, spend["honest"].pareto) == (1500, 0.10, True)
     boaster = spend["boaster"]
     assert (boaster.tokens, boaster.tokens_unknown, boaster.cost_usd, boaster.cost_unknown, boaster.agent_hours) == (
-        9000, 1, 2.0, 2, pytest.approx(4200 / 3600))
-    assert (spend["honest"].cpu_hours, boaster.cpu_hours) == (pytest.approx(3240.5 / 3600), 2.0)
+        9000, 1, 2.0, 2, rounded(4200 / 3600, 6))
+    assert (spend["honest"].cpu_hours, boaster.cpu_hours) == (rounded(3240.5 / 3600, 6), 2.0)
     assert spend["boaster"].pareto is False  # scores lower for more
     done = cli("score", "--store", str(store), "--json")
     assert done.returncode == 0, done.stderr

@@ -13,6 +13,7 @@ from rich.console import Console
 from ptbench.traces.analyze import trace_store
 from ptbench.traces.output import render
 from ptbench.traces.traces_report import TraceFilters, TracesReport, TrialTraces
+from tolerance import rounded
 
 from .trial_dirs import Call, Step, TrialDir, bash, write
 
@@ -114,13 +115,13 @@ def test_atif_timeline_shares_and_indicators(make_store) -> None:
     assert seconds == {"training": 610, "evaluation": 300, "data": 0, "reading": 50, "coding": 20, "waiting": 600,
                        "idle": 220, "other": 0}
     shares = {a.activity: a.share_of_budget for a in trial.activities}
-    assert shares["training"] == pytest.approx(610 / 3600, abs=1e-6)
-    assert {a.activity: a.share_of_run for a in trial.activities}["waiting"] == pytest.approx(600 / 1800)
+    assert shares["training"] == rounded(610 / 3600, 6)
+    assert {a.activity: a.share_of_run for a in trial.activities}["waiting"] == rounded(600 / 1800, 6)
     assert trial.training_methods == ["sft", "rl"]
     assert _indicators(trial) == {
-        "budget_used": 0.5, "timer_checks": 2, "training_share": pytest.approx(610 / 3600, abs=1e-6),
-        "training_with_waits_share": pytest.approx(1210 / 3600, abs=1e-6),
-        "evaluation_share": pytest.approx(300 / 3600, abs=1e-6), "evaluations": 1, "raw_output_looks": 1,
+        "budget_used": 0.5, "timer_checks": 2, "training_share": rounded(610 / 3600, 6),
+        "training_with_waits_share": rounded(1210 / 3600, 6),
+        "evaluation_share": rounded(300 / 3600, 6), "evaluations": 1, "raw_output_looks": 1,
         "format_checked": True, "ran_rl": True, "sft_before_rl": True, "curriculum": False, "disjoint_eval": None,
         "evaluated_after_training": False, "declared_victory_early": False, "evaluated_on_training_data": False,
         "watched_instead_of_training": False}
@@ -141,10 +142,10 @@ def test_reference_agent_log(make_store) -> None:
         (337.6, 350.93, "other", "no event covers this time")]
     assert trial.training_methods == ["sft", "rl"]
     assert _indicators(trial) == {
-        "budget_used": pytest.approx(350.93 / 900, abs=1e-6), "timer_checks": 0,
-        "training_share": pytest.approx(329.0 / 900, abs=1e-6),
-        "training_with_waits_share": pytest.approx(329.0 / 900, abs=1e-6),
-        "evaluation_share": pytest.approx(2.5 / 900, abs=1e-6),
+        "budget_used": rounded(350.93 / 900, 6), "timer_checks": 0,
+        "training_share": rounded(329.0 / 900, 6),
+        "training_with_waits_share": rounded(329.0 / 900, 6),
+        "evaluation_share": rounded(2.5 / 900, 6),
         "evaluations": 10, "raw_output_looks": 10, "format_checked": True, "ran_rl": True, "sft_before_rl": True,
         "curriculum": True, "disjoint_eval": True, "evaluated_after_training": True, "declared_victory_early": None,
         "evaluated_on_training_data": False, "watched_instead_of_training": False}
@@ -167,7 +168,7 @@ def test_per_agent_aggregates(make_store) -> None:
     assert (summary["disjoint_eval"].mean, summary["disjoint_eval"].n) == (0.0, 1)  # unknown for the first
     assert summary["timer_checks"].mean == 1.0
     training = next(a for a in agent.activities if a.activity == "training")
-    assert training.mean_share_of_budget == pytest.approx((610 / 3600 + 90 / 3600) / 2, abs=1e-6)
+    assert training.mean_share_of_budget == rounded((610 / 3600 + 90 / 3600) / 2, 6)
 
 
 @pytest.mark.parametrize("damage, why", [
