@@ -4,8 +4,9 @@ running solution/solve.sh) in one container and the verifier in a fresh one, and
 
 What this machine lacks, and what stands in (cached, so only the first run pays; the times are printed):
 - no registry, and containers cannot reach the package index (only the host trusts its TLS): the image starts from a
-  base built once from Debian's packages, this venv's CPython 3.12 and the wheels of ptbench's pinned dependencies
-  (downloaded on the host by `wheelhouse`), installed without an index (scripts/podman/base-image WHEELHOUSE);
+  base built once from Debian's packages, this venv's CPython 3.12 and this venv's installed pinned dependencies,
+  copied in (scripts/podman/base-image --from-venv: what the machine already has; downloading their wheels instead,
+  `wheelhouse` and base-image WHEELHOUSE, cost a cold machine 298 s and ~3 GB before any build);
 - so the Dockerfile built here is the exported one with its FROM line pointing at that base, and a pip.conf that
   turns the index off: its pip step checks every pin against what is installed and installs ptbench's own wheel,
   and the rest (/ptbench, WORKDIR) runs as exported; the tiny model is the host's cached one, copied in before
@@ -67,7 +68,7 @@ def task_dir(engine: None, pytestconfig: pytest.Config, tmp_path_factory: pytest
              short_recipe: Path, small_frogs_task: Path) -> Path:
     """frogs-single-tiny with the demo's few boards (the session's export, copied); a shortened recipe for the oracle;
     its image built."""
-    from ptbench.run.image import DIST, wheelhouse
+    from ptbench.run.image import DIST
 
     task = tmp_path_factory.mktemp("tasks") / small_frogs_task.name
     shutil.copytree(small_frogs_task, task, symlinks=True)
@@ -81,15 +82,7 @@ def task_dir(engine: None, pytestconfig: pytest.Config, tmp_path_factory: pytest
     (context / DIST / "pip.conf").write_text("[global]\nno-index = true\n")
     with shown(pytestconfig):
         start = time.monotonic()
-        wheels = tmp_path_factory.mktemp("wheels")
-        for path in wheelhouse("cpu", say):
-            try:
-                os.link(path, wheels / path.name)
-            except OSError:  # another filesystem
-                shutil.copyfile(path, wheels / path.name)
-        say(f"wheelhouse: {len(list(wheels.iterdir()))} wheels in {time.monotonic() - start:.0f} s")
-        start = time.monotonic()
-        subprocess.run([str(BASE_IMAGE), str(wheels)], check=True)
+        subprocess.run([str(BASE_IMAGE), "--from-venv", sys.prefix], check=True)
         say(f"base image ready in {time.monotonic() - start:.0f} s")
         start = time.monotonic()
         build_image(context)
