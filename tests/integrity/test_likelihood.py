@@ -56,12 +56,20 @@ def test_training_on_the_test_items_is_flagged_and_honest_training_is_not(tmp_pa
 
 def test_a_hard_full_fine_tune_on_standard_library_code_is_not_flagged(tmp_path: Path) -> None:
     """lr 3e-3: the paired test against renamed copies flagged such a run (+0.151 nats/token); natural code gains as
-    much as the test items."""
+    much as the test items.
+
+    The precondition (the test items did move) is a trained quantity, so its bound sits far below its spread, measured
+    by bench/bench_test_spread.py (2026-12-01, 2-core AMD EPYC; each a fresh process): test_gain at seed 0 was 0.1160
+    with one or two threads, deterministic algorithms, ATen's default, avx2 or avx512 kernels and OPENBLAS_CORETYPE
+    set (all identical), 0.1091 with the tiny base itself built under avx2 kernels, and 0.0984 on the fresh machine of
+    issue 38; seeds 0-2 gave 0.116, 0.183, 0.152 (all runs: sd 0.024). So it must exceed 0.05, two seed-sds below
+    the lowest value seen; |effect| was at most 0.055 (bound 0.1). lr 1e-2 gains no more (0.149) at a larger effect
+    (0.075), so the rate stays."""
     hard = finetune_tiny(python_code(), tmp_path / "hard", learning_rate=3e-3)
     for items in (MAX_ITEMS, TINY_LIKELIHOOD_ITEMS):  # the verifier's default, the tiny tier's
         honest = check_likelihood("humaneval", None, hard, TINY, max_items=items)
         assert honest.status == "passed", honest.reason
-        assert honest.evidence.numbers["test_gain"] > 0.1 and abs(honest.evidence.numbers["effect"]) < 0.1
+        assert honest.evidence.numbers["test_gain"] > 0.05 and abs(honest.evidence.numbers["effect"]) < 0.1
 
 
 def test_gsm8k_gets_a_verdict_from_its_four_fixture_items(tiny_dir: Path) -> None:
