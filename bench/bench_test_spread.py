@@ -1,8 +1,8 @@
 """The spread of a trained quantity that a test's precondition rests on, across the arithmetic of CPUs: the hard
 honest fine-tune's test-item gain and effect (tests/integrity/test_likelihood.py) under torch's CPU kernels
-(ATEN_CPU_CAPABILITY default / avx2 / avx512 and MKL's AVX2 path, standing in for other CPUs), one and two threads, deterministic
-algorithms on and off, OPENBLAS_CORETYPE set and unset, training seeds 0-2, and the tiny base model itself built
-under another kernel set. Prints one table; each cell is a fresh process.
+(ATEN_CPU_CAPABILITY default / avx2 / avx512 and MKL's AVX2 path, standing in for other CPUs), one and two threads,
+deterministic algorithms on and off, OPENBLAS_CORETYPE set and unset, training seeds 0-2, and the tiny base model
+itself built under another kernel set. Prints one table; each cell is a fresh process.
 
 Usage: python bench/bench_test_spread.py [--lr 3e-3 ...] [--base-capability avx2]
 """
