@@ -41,6 +41,10 @@ class Trial:
     """the agent's input tokens, output tokens and API cost as Harbor recorded them (None: it reported none)."""
     usage_file: str | None = None
     """the sandbox's record of the agent phase (sandbox_usage.json at the trial dir's top; None: none)."""
+    budget_hours: float = 1.0
+    """the task's agent budget (a budget other than 1 h is its own task, named -<H>h as `with_budget` names it)."""
+    timeout_multiplier: float = 1.0
+    """Harbor's agent timeout multiplier in the trial's config."""
 
 
 def write_job(root: Path, name: str, trials: list[Trial]) -> Path:
@@ -62,12 +66,13 @@ def _task_dir(root: Path, trial: Trial) -> Path:
     from ptbench.catalog.spec import TaskSpec
 
     name = f"{trial.benchmark}-{trial.base_model}"
-    path = root / "tasks" / name
+    frogs = trial.boards is not None
+    spec = TaskSpec(name=name, benchmark=trial.benchmark, base_model=trial.base_model, budget_hours=1.0,
+                    tiers=("easy", "medium") if frogs else (), samples_per_item=trial.k).with_budget(trial.budget_hours)
+    path = root / "tasks" / spec.name
     if not path.exists():
         (path / "tests").mkdir(parents=True)
-        frogs = trial.boards is not None
-        TaskSpec(name=name, benchmark=trial.benchmark, base_model=trial.base_model, budget_hours=1.0,
-                 tiers=("easy", "medium") if frogs else (), samples_per_item=trial.k).dump(path / "tests" / "task.json")
+        spec.dump(path / "tests" / "task.json")
     return path
 
 
@@ -81,7 +86,7 @@ def _write_trial(root: Path, trial_dir: Path, job_id: uuid.UUID, trial: Trial) -
 
     (trial_dir / "verifier").mkdir(parents=True)
     config = TrialConfig(task=TaskConfig(path=_task_dir(root, trial)), trial_name=trial_dir.name,
-                         trials_dir=trial_dir.parent, job_id=job_id,
+                         trials_dir=trial_dir.parent, job_id=job_id, agent_timeout_multiplier=trial.timeout_multiplier,
                          agent=AgentConfig(name=trial.agent, env={SEED_ENV: str(trial.seed)}))
     (trial_dir / "config.json").write_text(config.model_dump_json())
     now = datetime(2026, 11, 1, tzinfo=UTC)

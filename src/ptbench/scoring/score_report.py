@@ -88,7 +88,10 @@ class TrialScore(_Model):
     trial: str = Field(description="Harbor's trial name")
     trial_id: str | None
     task: str | None
-    agent: str | None
+    agent: str | None = Field(description="the agent's label; with the budget appended (`AGENT [10h]`) when the "
+                              "selection holds trials under more than one budget")
+    budget: str | None = Field(None, description="the agent budget the trial ran under, e.g. `10h` or `50h x 8 GPUs` "
+                               "(None: not recorded)")
     benchmark: str | None
     base_model: str | None
     seed: int | None
@@ -224,3 +227,6 @@ class ScoreReport(_Model):
     baseline_aggregates: list[BaselineAggregate]
     calibration: list[AgentCalibration] = Field(default_factory=list, description="self-reports per agent")
     spend: list[AgentSpend] = Field(default_factory=list, description="spend per agent, with the Pareto front")
+    budgets: list[str] = Field(default_factory=list, description="the budgets the scored trials ran under; with more "
+                               "than one, every agent label names its budget, so no cell, benchmark score or aggregate "
+                               "mixes two")
