@@ -7,7 +7,8 @@ or that fails while generating (an error, or logits that are not finite), is rep
 base model, and the one-line reason is recorded in details.json. When the
 verifier itself fails (the base model does not load, inspect errors, the GPU fails: a CUDA error, out of
 memory, no driver) it writes details.json but no reward.json, and raises VerifyFailed: that is not the
-submission's score, and the trial can be verified again.
+submission's score, and the trial can be verified again. A device failure while evaluating is first retried at
+half the batch, up to a limit (`eval_retries.py`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from ptbench.egress.record import find_record
 from ptbench.errors import UserError
 from ptbench.integrity.checks import IntegrityInputs, after_evaluation, before_evaluation
 from ptbench.models.device import DeviceFailure
-from ptbench.verify.inspect_run import EvalOutcome, EvalRequest, run_evaluation
+from ptbench.verify.eval_retries import evaluate_with_retries
+from ptbench.verify.inspect_run import EvalOutcome, EvalRequest
 from ptbench.verify.integrity import integrity_stage
 from ptbench.verify.judges import integrity_judge, resolve_judges
 from ptbench.verify.loading import LoadedModel, load_base, load_submission
@@ -206,7 +208,7 @@ def _evaluate(eval_request: EvalRequest, loaded: LoadedModel, spec: TaskSpec, de
     """Evaluate the chosen model (the verdict says whose it is)."""
     console.print(f"[bold]evaluation[/bold]: {spec.benchmark} ({eval_request.split}) on the "
                   f"{verdict.scored} model {loaded.model_dir}", highlight=False)
-    return run_evaluation(eval_request, loaded.model_dir, spec.model, device, loaded.backend, loaded.chat_template)
+    return evaluate_with_retries(eval_request, loaded, spec.model, device, verdict, console)
 
 
 def _reward(benchmark: BenchmarkDef, outcome: EvalOutcome, verdict: Verdict) -> RewardFile:

@@ -58,6 +58,18 @@ class EvaluationRecord(BaseModel):
     seconds: float = 0.0
 
 
+class EvaluationAttempt(BaseModel):
+    """One try at evaluating a model: its batch size and how it ended (verify/eval_retries.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: Scored = Field(description="whose evaluation: the submission's or the base model's")
+    batch_size: int = Field(ge=1, description="conversations generated together")
+    outcome: Literal["completed", "device-failure"]
+    reason: str | None = Field(None, description="the device failure, as one line")
+    seconds: float = 0.0
+
+
 class Verdict(BaseModel):
     """details.json: what a trial was worth and every reason why (versioned)."""
 
@@ -75,6 +87,9 @@ class Verdict(BaseModel):
     integrity: list[CheckResult] = Field(default_factory=list, description="every integrity check and its evidence")
     intake: IntakeResult | None = Field(None, description="intake's findings: reasons, notes, kind, chat template")
     evaluation: EvaluationRecord | None = None
+    evaluation_attempts: list[EvaluationAttempt] = Field(
+        default_factory=list, description="every evaluation tried, in order: a device failure is retried at half the "
+        "batch, every other setting unchanged")
     main_metric: str
     reward: float | None = Field(None, description="the reward written to reward.json, None if none was")
     reward_notes: list[str] = Field(default_factory=list)
