@@ -41,6 +41,8 @@ class Trial:
     """the agent's input tokens, output tokens and API cost as Harbor recorded them (None: it reported none)."""
     usage_file: str | None = None
     """the sandbox's record of the agent phase (sandbox_usage.json at the trial dir's top; None: none)."""
+    generation_config: dict | None = None
+    """the submission's generation_config.json, resolved into the evaluation's decoding (None: none recorded)."""
     budget_hours: float = 1.0
     """the task's agent budget (a budget other than 1 h is its own task, named -<H>h as `with_budget` names it)."""
     timeout_multiplier: float = 1.0
@@ -147,8 +149,24 @@ def _write_verdict(out: Path, trial: Trial) -> None:
                                                                            if trial.scored == "base" else []),
             stages=stages, main_metric="accuracy", reward=trial.reward, integrity=[overclaim],
             evaluation=EvaluationRecord(benchmark=trial.benchmark, split="test", model_path="m",
+                                        decoding=_decoding(out, trial),
                                         inspect_log=str(log.relative_to(out)) if log else "inspect/none.eval",
                                         status="success", samples=10)).write(out)
+
+
+def _decoding(out: Path, trial: Trial):  # noqa: ANN202 - a Decoding or None
+    """The decoding the verifier resolves for the trial's generation_config.json."""
+    import json
+
+    from ptbench.benchmarks.registry import get_benchmark
+    from ptbench.verify.decoding import resolve_decoding
+
+    if trial.generation_config is None:
+        return None
+    model = out / "model"
+    model.mkdir()
+    (model / "generation_config.json").write_text(json.dumps(trial.generation_config))
+    return resolve_decoding(model, get_benchmark(trial.benchmark).generation, "submission")
 
 
 def _write_boards(path: Path, trial: Trial) -> Path:

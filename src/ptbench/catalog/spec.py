@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from harbor.models.task.config import normalize_allowed_hosts
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -31,6 +31,10 @@ Benchmark = Literal[
 LIKELIHOOD_ITEMS = 64
 """Test items and reference items the likelihood check scores, each, unless the task says fewer."""
 
+
+DecodingMode = Literal["submission", "benchmark"]
+"""Whose sampling parameters the verifier uses where the benchmark fixes none (verify/decoding.py)."""
+BENCHMARK_DECODING_SUFFIX = "-benchmark-decoding"
 
 MAX_BUDGET_HOURS = 168.0
 """The longest agent budget an override may ask for (a week; PostTrainBench's longest is 50 hours)."""
@@ -78,6 +82,10 @@ class TaskSpec(BaseModel):
                           "forwarded onto its own loopback); None: the task's network for the agent too")
     forbidden_hosts: tuple[str, ...] = Field(
         (), description="hosts the rules forbid (forbidden-network flags any contact, even refused)")
+    decoding: DecodingMode = Field(
+        "submission", description="submission: the submitted generation_config.json's sampling parameters apply where "
+        "the benchmark fixes none, as vLLM applies them (PostTrainBench's protocol); benchmark: never read "
+        "(verify/decoding.py)")
 
     @model_validator(mode="after")
     def _check_consistency(self) -> TaskSpec:
@@ -118,6 +126,17 @@ class TaskSpec(BaseModel):
             **self.model_dump(), "name": base + variant_suffix(hours, gpus), "budget_hours": hours, "gpus": gpus,
             "cpus": max(1, round(self.cpus * scale)), "memory_mb": max(1, round(self.memory_mb * scale)),
         })
+
+    def with_decoding(self, mode: str | None) -> TaskSpec:
+        """This task verified under another decoding mode (None: its own); `benchmark` is named `-benchmark-decoding`,
+        so its trials are never scored together with the default's. Another mode is a UserError."""
+        if mode is None or mode == self.decoding:
+            return self
+        if mode not in get_args(DecodingMode):
+            raise UserError(f"--decoding must be one of {', '.join(get_args(DecodingMode))}, not {mode!r}")
+        base = self.name.removesuffix(BENCHMARK_DECODING_SUFFIX)
+        name = base + BENCHMARK_DECODING_SUFFIX if mode == "benchmark" else base
+        return TaskSpec.model_validate({**self.model_dump(), "name": name, "decoding": mode})
 
     @property
     def model(self) -> BaseModelInfo:

@@ -59,6 +59,9 @@ def run(
     gpus: Annotated[int | None, typer.Option(
         "--gpus", help="every catalog GPU task with this many GPUs (CPUs and memory in proportion; named -<N>gpu)",
     )] = None,
+    decoding: Annotated[str | None, typer.Option(
+        "--decoding", help="benchmark: catalog tasks verified without the submission's generation_config.json "
+        "(named -benchmark-decoding); default submission")] = None,
     store: StoreOption = None,
 ) -> None:
     """Run agents x tasks x seeds as one Harbor job with live progress; results go to the store."""
@@ -74,7 +77,7 @@ def run(
                  ("--concurrency", concurrency), ("--job-name", job_name), ("--data-dir", data_dir),
                  ("--agent-kwarg", agent_kwarg), ("--agent-env", agent_env), ("--agent-config", agent_config),
                  ("--tinker", tinker), ("--baseline", baseline or None), ("--agent-hours", agent_hours),
-                 ("--gpus", gpus))
+                 ("--gpus", gpus), ("--decoding", decoding))
                  if value is not None]
         if given:
             raise UserError(f"--resume continues a job with its own settings; drop {', '.join(given)}")
@@ -89,7 +92,7 @@ def run(
             job_name=name,
             jobs_dir=jobs_dir,
             tasks=jobs.resolve_tasks(task or [], work_dir().resolve() / "tasks" / name, data_dir,
-                                     agent_hours=agent_hours, gpus=gpus),
+                                     agent_hours=agent_hours, gpus=gpus, decoding=decoding),
             agents=agent or [],
             seeds=1 if seeds is None else seeds,
             environment=jobs.resolve_environment(env or "local"),

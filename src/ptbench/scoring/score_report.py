@@ -110,6 +110,10 @@ class TrialScore(_Model):
     frogs: list[TierScores] | None = Field(None, description="frogs: scores over all boards (tier `all`), then "
                                            "per tier; None for other benchmarks or an unreadable log")
     frogs_note: str | None = Field(None, description="why a frogs trial has no per-tier scores")
+    decoding: str | None = Field(None, description="the evaluation's decoding in one line: mode, each sampling "
+                                 "parameter with its source, what was ignored (None: not recorded)")
+    evaluation_attempts: int = Field(0, description="evaluations the verifier tried (more than one per model: a "
+                                     "device failure was retried at a smaller batch)")
     self_report: SelfReport | None = Field(None, description="results.json's claim against the verified score")
     spend: Spend | None = None
 

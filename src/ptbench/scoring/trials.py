@@ -48,6 +48,9 @@ def score_trial(job: str, record: TrialRecord, measured: Measured, resamples: in
         verified_score=trial.score, scored=trial.scored, interval=interval,
         base_score=base, base_score_source=base_source, integrity=integrity, integrity_flags=flags,
         rule=rule, rule_note=note, counted_score=counted, frogs=frogs, frogs_note=frogs_note,
+        decoding=verdict.evaluation.decoding.text() if verdict and verdict.evaluation and verdict.evaluation.decoding
+        else None,
+        evaluation_attempts=len(verdict.evaluation_attempts) if verdict else 0,
         self_report=self_report(verdict, interval),
         spend=trial_spend(record, gpus if isinstance(gpus, int) and not isinstance(gpus, bool) else 0),
     )

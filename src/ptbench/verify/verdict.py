@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ptbench.files import write_json, write_model_json
 from ptbench.integrity.result import CheckResult
 from ptbench.models.intake import IntakeResult
+from ptbench.verify.decoding import Decoding
 
 REWARD_SCHEMA = 1
 """Layout of reward.json: `reward` (the benchmark's main metric in [0, 1]) plus named finite metrics."""
@@ -55,6 +56,8 @@ class EvaluationRecord(BaseModel):
     metrics: dict[str, float] = Field(default_factory=dict, description="every finite metric, flattened")
     nonfinite_metrics: list[str] = Field(default_factory=list, description="metrics dropped for being NaN/inf")
     generation: dict[str, float | int] = Field(default_factory=dict)
+    decoding: Decoding | None = Field(None, description="which decoding was used and where each sampling parameter "
+                                      "came from (None: written before ptbench recorded it)")
     seconds: float = 0.0
 
 
