@@ -135,6 +135,9 @@ class CellScore(_Model):
     benchmark: str | None
     base_model: str | None
     score: MeanStd | None = Field(description="over the trials with a counted score; None: none has one")
+    best: float | None = Field(None, description="the best counted score over the seeds: beside the mean, "
+                               "FrontierSWE's headline for the frog task (its results table gives each agent's "
+                               "average and best pass@4 over runs); None: none counted")
     seeds: list[int | None] = Field(description="seeds of the counted trials")
     trials: int = Field(description="trials in the cell, counted or not")
     not_counted: dict[str, int] = Field(default_factory=dict, description="status -> trials without a counted score")
