@@ -115,10 +115,13 @@ def indicators(classified: Classified, segments: Sequence[Segment], activities: 
                       evidence=values[name][1][:MAX_EVIDENCE]) for name, (kind, _, habit) in HABITS.items()]
 
 
-def _reprompts(events: list[Event]) -> tuple[int, list[str]]:
-    """The user messages that are a re-prompting wrapper's continuation prompts."""
+def _reprompts(events: list[Event]) -> tuple[int | None, list[str]]:
+    """The user messages that are a re-prompting wrapper's continuation prompts (None: the trace does not say who
+    wrote its messages, as an agent's own log)."""
     from ptbench.run.reprompt import CONTINUATION_START
 
+    if not any(e.source for e in events):
+        return None, []
     found = [e for e in events if e.kind == "message" and e.source == "user" and e.text.startswith(CONTINUATION_START)]
     return len(found), _texts(found)
 
