@@ -39,6 +39,8 @@ def test_catalog_covers_frogs_and_posttrainbench():
         "frogs-single-tiny", "frogs-multi-tiny", "frogs-single-tinker-tiny", "frogs-multi-tinker-tiny",
         "frogs-single-qwen3-8b", "frogs-single-qwen3-8b-hinted",
         "frogs-multi-qwen3-8b", "frogs-multi-qwen3-8b-hinted",
+        "frogs-single-qwen3-8b-20h", "frogs-single-qwen3-8b-hinted-20h",
+        "frogs-multi-qwen3-8b-20h", "frogs-multi-qwen3-8b-hinted-20h",
     }
     assert len(tasks) == len(frogs) + len(PTB_BENCHMARKS) * (len(PTB_MODELS) + 1)
 
@@ -51,7 +53,7 @@ def test_task_shapes():
             assert spec.backend == ("tinker" if "-tinker-" in spec.name else "local")
             assert spec.budget_hours <= 0.25
         elif spec.backend == "tinker":
-            assert (spec.base_model, spec.budget_hours, spec.gpus) == ("qwen3-8b", 8, 0)
+            assert (spec.base_model, spec.budget_hours, spec.gpus) == ("qwen3-8b", 20 if "-20h" in spec.name else 8, 0)
             assert spec.tiers == ("easy", "medium", "hard", "expert") and spec.samples_per_item == 4
         else:
             assert (spec.device, spec.gpus, spec.budget_hours) == ("gpu", 1, 10)

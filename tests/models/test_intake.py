@@ -41,7 +41,7 @@ def test_submitted_chat_template_and_generation_config_are_noted_and_ignored(ful
     result = intake(full_copy, TINY)
     assert result.ok, result.reasons
     notes = " | ".join(result.notes)
-    assert "chat templates ignored" in notes and "generation_config.json ignored" in notes
+    assert "chat templates ignored" in notes and "generation_config.json: its sampling parameters" in notes
 
 
 def test_every_submitted_chat_template_is_named_in_the_notes(full_copy: Path) -> None:

@@ -28,6 +28,7 @@ SCREENSHOT = Path(__file__).resolve().parents[2] / ".ptbench" / "report-screensh
 HOSTILE_FLAG = '<img src="x" onerror="alert(1)"> contamination'
 HOSTILE_AGENT = "eve<b>$x^2$"
 HOSTILE_HOST = "<i>api.openai.com</i>"
+HOSTILE_KEY = "<script>alert(2)</script>"
 SFT = "from trl import SFTTrainer\nSFTTrainer(model=m, train_dataset=d).train()\n"
 STEPS = [bash(10, "timer", "0:59"), write(20, "/app/train.py", SFT), bash(30, "python train.py"),
          bash(1200, "ptbench evaluate --task /app/task.json --submission /app/out", "accuracy 0.5")]
@@ -49,7 +50,7 @@ def report(tmp_path_factory: pytest.TempPathFactory, cli) -> tuple[Path, Path]: 
     trials = [
         _traced("alpha", "gsm8k", 0, 0.6, stderr=0.05, results_json='{"score": 0.6}', usage=(1000, 500, 0.5),
                 usage_file='{"schema_version": 1, "agent_cpu_seconds": 5400}'),
-        _traced("alpha", "gsm8k", 1, 0.7),
+        _traced("alpha", "gsm8k", 1, 0.7, generation_config={"temperature": 0.6, HOSTILE_KEY: 1}),
         _traced("alpha", "humaneval", 0, 0.3), _traced("alpha", "humaneval", 1, 0.5),
         _traced("beta", "gsm8k", 0, 0.4, results_json='{"accuracy": "95%"}', usage=(2000, 1000, 1.5)),
         Trial("beta", "gsm8k", "qwen3-1.7b", 1, outcome="agent-timeout"),
@@ -179,6 +180,17 @@ def test_a_trials_page_shows_its_egress_record_refused_first(report: tuple[Path,
     refused = page.index("&lt;i&gt;api.openai.com&lt;/i&gt;:80/v1/chat")
     assert refused < page.index("hub.test:443") and "<i>api" not in page
     assert "no egress record" in pages["j1-t3"]
+
+
+def test_a_trials_page_shows_its_budget_and_decoding(report: tuple[Path, Path]) -> None:
+    _, out = report
+    manifest = json.loads((out / "manifest.json").read_text())
+    pages = {t["trial"]: (out / t["page"]).read_text() for t in manifest["trials"]}
+    page = pages["j1-t1"]
+    assert '<td id="budget">1h</td>' in page
+    assert "submission: temperature 0.6 (submission), top_p 1 (vllm-default)" in page
+    assert html.escape(HOSTILE_KEY) in page and HOSTILE_KEY not in page
+    assert "not recorded" in pages["j1-t0"].split('id="decoding"')[1][:40]
 
 
 def test_out_is_refused_unless_empty_or_a_report_with_force(report: tuple[Path, Path], cli, tmp_path: Path) -> None:  # noqa: ANN001

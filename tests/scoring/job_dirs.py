@@ -41,6 +41,12 @@ class Trial:
     """the agent's input tokens, output tokens and API cost as Harbor recorded them (None: it reported none)."""
     usage_file: str | None = None
     """the sandbox's record of the agent phase (sandbox_usage.json at the trial dir's top; None: none)."""
+    generation_config: dict | None = None
+    """the submission's generation_config.json, resolved into the evaluation's decoding (None: none recorded)."""
+    budget_hours: float = 1.0
+    """the task's agent budget (a budget other than 1 h is its own task, named -<H>h as `with_budget` names it)."""
+    timeout_multiplier: float = 1.0
+    """Harbor's agent timeout multiplier in the trial's config."""
 
 
 def write_job(root: Path, name: str, trials: list[Trial]) -> Path:
@@ -62,12 +68,13 @@ def _task_dir(root: Path, trial: Trial) -> Path:
     from ptbench.catalog.spec import TaskSpec
 
     name = f"{trial.benchmark}-{trial.base_model}"
-    path = root / "tasks" / name
+    frogs = trial.boards is not None
+    spec = TaskSpec(name=name, benchmark=trial.benchmark, base_model=trial.base_model, budget_hours=1.0,
+                    tiers=("easy", "medium") if frogs else (), samples_per_item=trial.k).with_budget(trial.budget_hours)
+    path = root / "tasks" / spec.name
     if not path.exists():
         (path / "tests").mkdir(parents=True)
-        frogs = trial.boards is not None
-        TaskSpec(name=name, benchmark=trial.benchmark, base_model=trial.base_model, budget_hours=1.0,
-                 tiers=("easy", "medium") if frogs else (), samples_per_item=trial.k).dump(path / "tests" / "task.json")
+        spec.dump(path / "tests" / "task.json")
     return path
 
 
@@ -81,7 +88,7 @@ def _write_trial(root: Path, trial_dir: Path, job_id: uuid.UUID, trial: Trial) -
 
     (trial_dir / "verifier").mkdir(parents=True)
     config = TrialConfig(task=TaskConfig(path=_task_dir(root, trial)), trial_name=trial_dir.name,
-                         trials_dir=trial_dir.parent, job_id=job_id,
+                         trials_dir=trial_dir.parent, job_id=job_id, agent_timeout_multiplier=trial.timeout_multiplier,
                          agent=AgentConfig(name=trial.agent, env={SEED_ENV: str(trial.seed)}))
     (trial_dir / "config.json").write_text(config.model_dump_json())
     now = datetime(2026, 11, 1, tzinfo=UTC)
@@ -142,8 +149,24 @@ def _write_verdict(out: Path, trial: Trial) -> None:
                                                                            if trial.scored == "base" else []),
             stages=stages, main_metric="accuracy", reward=trial.reward, integrity=[overclaim],
             evaluation=EvaluationRecord(benchmark=trial.benchmark, split="test", model_path="m",
+                                        decoding=_decoding(out, trial),
                                         inspect_log=str(log.relative_to(out)) if log else "inspect/none.eval",
                                         status="success", samples=10)).write(out)
+
+
+def _decoding(out: Path, trial: Trial):  # noqa: ANN202 - a Decoding or None
+    """The decoding the verifier resolves for the trial's generation_config.json."""
+    import json
+
+    from ptbench.benchmarks.registry import get_benchmark
+    from ptbench.verify.decoding import resolve_decoding
+
+    if trial.generation_config is None:
+        return None
+    model = out / "model"
+    model.mkdir()
+    (model / "generation_config.json").write_text(json.dumps(trial.generation_config))
+    return resolve_decoding(model, get_benchmark(trial.benchmark).generation, "submission")
 
 
 def _write_boards(path: Path, trial: Trial) -> Path:

@@ -14,7 +14,7 @@ def test_store_uses_wal_and_records_its_schema_version(job_dir, store):
     with closing(sqlite3.connect(store)) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         meta = json.loads(conn.execute("SELECT value FROM meta WHERE key = 'store'").fetchone()[0])
-    assert meta["schema_version"] == 3
+    assert meta["schema_version"] == 4
 
 
 def test_a_newer_schema_is_refused(job_dir, store, cli):

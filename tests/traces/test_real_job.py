@@ -50,7 +50,8 @@ def test_the_reference_agents_real_log(real_store: Path) -> None:
         "training_with_waits_share": rounded(0.01 / 36, 6),
         "evaluation_share": 0.0, "evaluations": 2, "raw_output_looks": 2, "format_checked": True, "ran_rl": False,
         "sft_before_rl": None, "curriculum": False, "disjoint_eval": True, "evaluated_after_training": True,
-        "declared_victory_early": False, "evaluated_on_training_data": False, "watched_instead_of_training": False}
+        "declared_victory_early": False, "evaluated_on_training_data": False, "watched_instead_of_training": False,
+        "reprompts": None}
 
 
 @pytest.mark.slow

@@ -124,7 +124,7 @@ def test_atif_timeline_shares_and_indicators(make_store) -> None:
         "evaluation_share": rounded(300 / 3600, 6), "evaluations": 1, "raw_output_looks": 1,
         "format_checked": True, "ran_rl": True, "sft_before_rl": True, "curriculum": False, "disjoint_eval": None,
         "evaluated_after_training": False, "declared_victory_early": False, "evaluated_on_training_data": False,
-        "watched_instead_of_training": False}
+        "watched_instead_of_training": False, "reprompts": 0}
 
 
 def test_reference_agent_log(make_store) -> None:
@@ -148,7 +148,7 @@ def test_reference_agent_log(make_store) -> None:
         "evaluation_share": rounded(2.5 / 900, 6),
         "evaluations": 10, "raw_output_looks": 10, "format_checked": True, "ran_rl": True, "sft_before_rl": True,
         "curriculum": True, "disjoint_eval": True, "evaluated_after_training": True, "declared_victory_early": None,
-        "evaluated_on_training_data": False, "watched_instead_of_training": False}
+        "evaluated_on_training_data": False, "watched_instead_of_training": False, "reprompts": None}
 
 
 def test_per_agent_aggregates(make_store) -> None:

@@ -38,13 +38,22 @@ Kind = Literal["frogs", "posttrainbench"]
 """The family of a benchmark: the Frog Placement Game (boards, rules, tiers, pass@k) or a PostTrainBench one."""
 
 
+SAMPLING_PARAMETERS = ("temperature", "top_p", "top_k", "min_p", "repetition_penalty")
+"""The sampling parameters vLLM takes from a model's generation_config.json (`ModelConfig.get_diff_sampling_param`,
+less max_new_tokens, which the request's max_tokens always overrides)."""
+
+
 @dataclass(frozen=True)
 class Generation:
-    """Generation settings the verifier imposes (never the submission's generation_config.json)."""
+    """The benchmark's generation settings. `max_tokens` and `epochs` are always its own; `temperature` is its own
+    when `imposed` names it (the protocol fixes it, as frogs' pass@k sampling), else the default a submission's
+    generation_config.json may replace (verify/decoding.py), as PostTrainBench's evals leave it to vLLM."""
 
     max_tokens: int
     temperature: float = 0.0
     epochs: int = 1
+    imposed: tuple[str, ...] = ()
+    """Sampling parameters the protocol fixes (temperature, top_p, top_k, min_p, repetition_penalty)."""
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 - The Frog Placement Game, single- and multi-turn: a `tiny` tier on CPU (the tiny model, N=4..5,
   minutes), trained in the sandbox or, as the full task is, through the Tinker API (`-tinker-tiny`: served by
   `ptbench tinker serve` beside the sandbox), and the full task (Qwen3-8B-Base through the Tinker API, N=6..13,
-  8 hours, pass@4), plain and hinted.
+  8 hours, pass@4), plain and hinted, and each of those in FrontierSWE's 20-hour variant (`-20h`).
 - PostTrainBench's seven benchmarks on Qwen3-1.7B, Qwen3-4B, SmolLM3-3B, Gemma-3-4B (10 hours, one
   GPU) and on the tiny CPU model (minutes).
 """
@@ -38,6 +38,12 @@ FROGS_TINY_MAX_TOKENS = 64
 model, which never stops on its own, would otherwise fill the frogs benchmark's 4096 (verification alone then took
 longer than the agent's budget on a loaded machine)."""
 
+FROGS_BUDGETS_HOURS = (8.0, 20.0)
+"""FrontierSWE's two budgets of the full frogs task: 8 hours (the catalog name without a suffix) and 20 (`-20h`).
+PostTrainBench's 1 h / 50 h / 8-GPU runs are not catalog tasks: they are the same task run under another budget
+(`ptbench run --agent-hours/--gpus`, `TaskSpec.with_budget`), as PostTrainBench keeps them: one task, results
+grouped by budget."""
+
 _TINY = dict(base_model="tiny", budget_hours=TINY_BUDGET_HOURS, device="cpu", cpus=2, memory_mb=4096, gpus=0)
 _GPU = dict(budget_hours=10.0, device="gpu", cpus=8, memory_mb=65536, gpus=1)
 _TINKER = dict(base_model="qwen3-8b", budget_hours=8.0, backend="tinker", device="cpu", cpus=4, memory_mb=16384)
@@ -57,11 +63,12 @@ def _frogs_tasks() -> list[TaskSpec]:
                 agent_allowed_hosts=() if backend == "tinker" else None,  # the local Tinker relay alone
             ))
         for hinted in (False, True):
-            specs.append(TaskSpec(
+            full = TaskSpec(
                 name=f"{benchmark}-qwen3-8b" + ("-hinted" if hinted else ""), benchmark=benchmark,
                 hinted=hinted, tiers=("easy", "medium", "hard", "expert"), heldout_count=500,
                 samples_per_item=4, allowed_training_data=allowed, agent_allowed_hosts=(TINKER_HOST,), **_TINKER,
-            ))
+            )
+            specs.extend(full.with_budget(hours=hours) for hours in FROGS_BUDGETS_HOURS)
     return specs
 
 

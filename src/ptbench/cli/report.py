@@ -20,13 +20,16 @@ def report_command(
         "--baselines", help="stored `ptbench baseline` records (default: baselines/ beside the store)",
         show_default=False)] = None,
     force: Annotated[bool, typer.Option("--force", help="replace a previous report in --out")] = False,
+    published: Annotated[bool, typer.Option(
+        "--published", help="add PostTrainBench's published per-benchmark baselines and averages as rows marked "
+        "published")] = False,
 ) -> None:
     """Leaderboard, per-benchmark plots, time use, integrity, frogs per tier and a page per trial, as HTML."""
     from ptbench.report.manifest import ReportFilters
     from ptbench.report.write import report_store
 
     manifest = report_store(default_store(store), out, console(), ReportFilters(job=job, agent=agent, task=task),
-                            baselines, force)
+                            baselines, force, published)
     console().print(f"report: {out / 'index.html'} ({len(manifest.trials)} trials)", highlight=False, soft_wrap=True)
 
 

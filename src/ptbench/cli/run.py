@@ -53,6 +53,15 @@ def run(
     baseline: Annotated[bool, typer.Option(
         "--baseline", help="first score each task's untouched base model on its held-out data as its verifier does, "
         "kept as the benchmark's baseline beside the store (ptbench score shows it); not with --resume")] = False,
+    agent_hours: Annotated[float | None, typer.Option(
+        "--agent-hours", help="every catalog task under this agent budget instead of its own (task.toml, the timer "
+        "and the instruction follow; the task is named -<H>h)")] = None,
+    gpus: Annotated[int | None, typer.Option(
+        "--gpus", help="every catalog GPU task with this many GPUs (CPUs and memory in proportion; named -<N>gpu)",
+    )] = None,
+    decoding: Annotated[str | None, typer.Option(
+        "--decoding", help="benchmark: catalog tasks verified without the submission's generation_config.json "
+        "(named -benchmark-decoding); default submission")] = None,
     store: StoreOption = None,
 ) -> None:
     """Run agents x tasks x seeds as one Harbor job with live progress; results go to the store."""
@@ -67,7 +76,8 @@ def run(
         given = [flag for flag, value in (("--task", task), ("--agent", agent), ("--seeds", seeds), ("--env", env),
                  ("--concurrency", concurrency), ("--job-name", job_name), ("--data-dir", data_dir),
                  ("--agent-kwarg", agent_kwarg), ("--agent-env", agent_env), ("--agent-config", agent_config),
-                 ("--tinker", tinker), ("--baseline", baseline or None))
+                 ("--tinker", tinker), ("--baseline", baseline or None), ("--agent-hours", agent_hours),
+                 ("--gpus", gpus), ("--decoding", decoding))
                  if value is not None]
         if given:
             raise UserError(f"--resume continues a job with its own settings; drop {', '.join(given)}")
@@ -81,7 +91,8 @@ def run(
         config = jobs.build_job_config(
             job_name=name,
             jobs_dir=jobs_dir,
-            tasks=jobs.resolve_tasks(task or [], work_dir().resolve() / "tasks" / name, data_dir),
+            tasks=jobs.resolve_tasks(task or [], work_dir().resolve() / "tasks" / name, data_dir,
+                                     agent_hours=agent_hours, gpus=gpus, decoding=decoding),
             agents=agent or [],
             seeds=1 if seeds is None else seeds,
             environment=jobs.resolve_environment(env or "local"),

@@ -23,18 +23,32 @@ def score_command(
         show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON (versioned)")] = False,
     as_csv: Annotated[bool, typer.Option("--csv", help="print the result as one CSV table")] = False,
+    fmt: Annotated[str | None, typer.Option(
+        "--format", help="ptb: write the trials in PostTrainBench's results layout (its scripts/aggregate_*.py read "
+        "it) under --out")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="the new or empty directory --format ptb writes")] = None,
 ) -> None:
     """Scores per trial, per agent/benchmark/base model over seeds, PostTrainBench's weighted aggregate, baselines."""
     from ptbench.scoring.output import render, to_csv, to_json
     from ptbench.scoring.score_report import ScoreFilters
     from ptbench.scoring.scores import score_store
 
-    if as_json and as_csv:
-        raise UserError("choose one of --json and --csv")
+    if as_json + as_csv + (fmt is not None) > 1:
+        raise UserError("choose one of --json, --csv and --format")
+    if fmt is not None and fmt != "ptb":
+        raise UserError(f"--format must be ptb, not {fmt!r}")
+    if (fmt is None) != (out is None):
+        raise UserError("--format ptb and --out go together")
     path = default_store(store)
     report = score_store(path, baselines if baselines is not None else path.parent / "baselines",
                          ScoreFilters(job=job, agent=agent, task=task, benchmark=benchmark, base_model=base_model))
-    if as_json:
+    if out is not None:
+        from ptbench.scoring.ptb_layout import write_ptb_layout
+
+        index = write_ptb_layout(report, out)
+        print(f"wrote {sum(len(m) for m in index.agents.values())} methods of {len(index.agents)} agents in "
+              f"PostTrainBench's layout to {out}")
+    elif as_json:
         print(to_json(report), end="")
     elif as_csv:
         print(to_csv(report), end="")

@@ -67,6 +67,13 @@ def export(
     data_dir: Annotated[Path | None, typer.Option(
         "--data-dir", help="a data directory (ptbench data build): each task carries its benchmark's data, train "
         "and dev files for the agent (data/), the test split for the verifier (tests/data/)")] = None,
+    agent_hours: Annotated[float | None, typer.Option(
+        "--agent-hours", help="each task under this agent budget instead of its own (named -<H>h)")] = None,
+    gpus: Annotated[int | None, typer.Option(
+        "--gpus", help="each GPU task with this many GPUs (named -<N>gpu)")] = None,
+    decoding: Annotated[str | None, typer.Option(
+        "--decoding", help="benchmark: the verifier never reads the submission's generation_config.json (named "
+        "-benchmark-decoding); default submission")] = None,
 ) -> None:
     """Write Harbor task directories (task.toml, instruction.md, environment/, tests/, solution/)."""
     from rich.console import Console
@@ -78,6 +85,7 @@ def export(
     if all_tasks == bool(names):
         raise UserError("name the tasks to export, or pass --all (not both)")
     specs = list(catalog().values()) if all_tasks else [get_task(name) for name in dict.fromkeys(names or [])]
+    specs = [spec.with_budget(agent_hours, gpus).with_decoding(decoding) for spec in specs]
     existing = [str(out / spec.name) for spec in specs if (out / spec.name).exists() and not force]
     if existing:
         raise UserError(f"{existing[0]} exists ({len(existing)} of the tasks do); pass --force to replace")

@@ -19,6 +19,9 @@ _AGENT_DATA_DIR = typer.Option("--data-dir", envvar=env_name("data_dir"), help="
 _LIMIT = typer.Option("--limit", help="score only the first N items (or boards)")
 _DEVICE = typer.Option("--device", help="cpu or gpu (default: the task's device)")
 _JUDGE = typer.Option("--judge", help="ROLE=PROVIDER/MODEL for judged benchmarks (repeatable)")
+_DECODING = typer.Option("--decoding", help="submission: the submitted generation_config.json's sampling parameters "
+                         "apply where the benchmark fixes none, as vLLM applies them; benchmark: never read it "
+                         "(default: the task's, submission unless exported otherwise)")
 _MAX_TOKENS = typer.Option("--max-tokens", envvar=env_name("verify_max_tokens"),
                            help="override the benchmark's max tokens (CPU smoke runs; recorded)")
 
@@ -40,6 +43,7 @@ def verify_command(
         "--logs", help="the agent's logs or trajectory, a file or dir (repeatable), for the integrity checks")] = None,
     instruction: Annotated[Path | None, typer.Option(
         "--instruction", help="the instruction the agent got (default: instruction.md beside the task spec)")] = None,
+    decoding: Annotated[str | None, _DECODING] = None,
 ) -> None:
     """Score a submission on the task's held-out data: intake, integrity, evaluation, reward."""
     from rich.console import Console
@@ -53,7 +57,8 @@ def verify_command(
     request = VerifyRequest(spec_path=task.absolute(), submission=submission.absolute(), out_dir=out.absolute(),
                             data_dir=absolute(data_dir), limit=limit, device=device, heldout=absolute(heldout),
                             judges=judge or [], max_tokens=max_tokens, workspace=absolute(workspace),
-                            logs=[log.absolute() for log in logs or []], instruction=absolute(instruction))
+                            logs=[log.absolute() for log in logs or []], instruction=absolute(instruction),
+                            decoding=decoding)
     try:
         with private_cwd():
             verify(request, Console(stderr=True))

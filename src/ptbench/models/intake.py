@@ -6,7 +6,8 @@ adapter config as JSON, weights from safetensors only (pickles are never loaded)
 files noted; nothing is ever run), no symlink leaving the directory or looping.
 A refusal carries a one-line reason; the caller then scores the base model. The chat template is
 always the one ptbench ships for the base model's family (the submission's own templates are noted
-and ignored), and the submission's generation_config.json is never used.
+and ignored); the submission's generation_config.json is read by the verifier's decoding (verify/decoding.py),
+never here.
 """
 
 from __future__ import annotations
@@ -402,7 +403,8 @@ def _note_ignored(root: Path, notes: list[str], tokenizer_own: bool) -> None:
     if pickles:
         notes.append(f"pickles of training arguments ignored (read as opcodes, never loaded): {_listing(pickles)}")
     if (root / "generation_config.json").is_file():
-        notes.append("generation_config.json ignored: generation settings come from the benchmark")
+        notes.append("generation_config.json: its sampling parameters may set the decoding (details.json "
+                     "evaluation.decoding says which applied)")
     templates = _submitted_templates(root)
     if templates:
         notes.append(f"submitted chat templates ignored (the family's template is forced): {_listing(templates)}")

@@ -14,6 +14,7 @@ from ptbench.report.manifest import ReportFilters
 from ptbench.scoring.output import benchmark_columns, mode_label
 from ptbench.scoring.score_report import AgentAggregate, BaselineMode, CellScore, ScoreFilters, ScoreReport, TrialScore
 from ptbench.scoring.scores import score_store
+from ptbench.scoring.weights import PUBLISHED, PUBLISHED_AVERAGES
 from ptbench.store.models import TrialRow
 from ptbench.store.queries import list_records
 from ptbench.store.schema import open_store
@@ -39,6 +40,8 @@ class LeaderRow:
     aggregate: Cell
     spread: float | None = None
     partial: str = ""
+    published: str = ""
+    """The source of a published row (`report --published`): PostTrainBench's figures, not ptbench's runs."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,8 @@ class ReportData:
     scores: ScoreReport
     traces: TracesReport
     trials: list[TrialView]
+    published: bool = False
+    """Whether the leaderboard adds PostTrainBench's published rows."""
 
     @property
     def columns(self) -> list[str]:
@@ -93,8 +98,9 @@ class ReportData:
         return benchmark_columns(self.scores)
 
 
-def assemble(store: Path, baselines_dir: Path, filters: ReportFilters) -> ReportData:
-    """Scores and traces of the store's trials that pass `filters` (a UserError when none does)."""
+def assemble(store: Path, baselines_dir: Path, filters: ReportFilters, published: bool = False) -> ReportData:
+    """Scores and traces of the store's trials that pass `filters` (a UserError when none does); `published` adds
+    PostTrainBench's published rows to the leaderboard."""
     scores = score_store(store, baselines_dir, ScoreFilters(**filters.model_dump()))
     traces = trace_store(store, TraceFilters(**filters.model_dump()))
     conn = open_store(store, create=False)
@@ -106,11 +112,12 @@ def assemble(store: Path, baselines_dir: Path, filters: ReportFilters) -> Report
     views = [TrialView(score=t, trace=by_trial.get((t.job, t.trial)), row=rows[(t.job, t.trial)],
                        slug=f"{index:03d}-{_safe(t.trial)}")
              for index, t in enumerate(scores.trials, start=1)]
-    return ReportData(scores=scores, traces=traces, trials=views)
+    return ReportData(scores=scores, traces=traces, trials=views, published=published)
 
 
-def leaderboard(report: ScoreReport) -> list[LeaderRow]:
-    """The agents' rows, then the baselines' (mean over base models; published figures marked)."""
+def leaderboard(report: ScoreReport, published: bool = False) -> list[LeaderRow]:
+    """The agents' rows, then the baselines' (mean over base models; published figures marked), then with
+    `published` PostTrainBench's published rows: its per-benchmark baselines and its published averages."""
     names = benchmark_columns(report)
     rows = [_agent_row(report, agg, names) for agg in report.aggregates]
     by_mode: dict[BaselineMode, dict[str, Cell]] = {}
@@ -123,6 +130,22 @@ def leaderboard(report: ScoreReport) -> list[LeaderRow]:
         rows.append(LeaderRow(label=mode_label(mode), baseline=True, cells=[cells.get(n, Cell(None)) for n in names],
                               aggregate=Cell(total.score if total else None,
                                              " + ".join(total.sources) if total else "")))
+    return rows + (published_rows(names) if published else [])
+
+
+def published_rows(names: list[str]) -> list[LeaderRow]:
+    """PostTrainBench's published figures as rows (its per-benchmark baselines over the columns it has, and the
+    published averages over its seven benchmarks), each naming its source."""
+    figures = {"instruct models (official)": "instruct", "base models, few-shot": "few_shot",
+               "base models, zero-shot": "zero_shot"}
+    rows = []
+    for average in PUBLISHED_AVERAGES:
+        field = figures.get(average.label)
+        cells = [Cell(getattr(PUBLISHED[n], field) if field and n in PUBLISHED else None, "published" if field and
+                      n in PUBLISHED else "") for n in names]
+        rows.append(LeaderRow(label=f"{average.label} (published)", baseline=field is not None, cells=cells,
+                              aggregate=Cell(average.average, "published"), spread=average.std,
+                              published=average.source))
     return rows
 
 

@@ -44,11 +44,13 @@ class Images:
 
 
 def report_store(store: Path, out: Path, console: Console, filters: ReportFilters | None = None,
-                 baselines_dir: Path | None = None, force: bool = False) -> ReportManifest:
-    """The report of the store's trials (baselines: `baselines/` beside the store unless given), written to `out`."""
+                 baselines_dir: Path | None = None, force: bool = False, published: bool = False) -> ReportManifest:
+    """The report of the store's trials (baselines: `baselines/` beside the store unless given), written to `out`;
+    `published` adds PostTrainBench's published rows to the leaderboard."""
     filters = filters or ReportFilters()
     _check_target(out, force)  # before the slow part
-    data = assemble(store, baselines_dir if baselines_dir is not None else store.parent / "baselines", filters)
+    data = assemble(store, baselines_dir if baselines_dir is not None else store.parent / "baselines", filters,
+                    published)
     return write_report(data, out, filters, console, force)
 
 
@@ -102,7 +104,8 @@ def _build(data: ReportData, root: Path, filters: ReportFilters, console: Consol
             progress.advance(task)
     manifest = manifest.model_copy(update={"images": images.written, "trials": list(pages.values())})
     write_atomic(root / "index.html", render(
-        "index.html.jinja", manifest=manifest, data=data, rows=leaderboard(data.scores), images=images, pages=pages,
+        "index.html.jinja", manifest=manifest, data=data, rows=leaderboard(data.scores, data.published),
+        images=images, pages=pages,
         flagged=[v for v in data.trials if v.score.integrity == "flagged"], frogs_cells=frogs_cells,
         integrity_counts=", ".join(f"{name}: {n}" for name, n in
                                    sorted(Counter(v.score.integrity for v in data.trials).items()))))

@@ -16,7 +16,7 @@ from harbor.models.trial.config import AgentConfig
 from harbor.utils.import_path import import_class
 from pydantic import BaseModel, ConfigDict, Field
 
-from ptbench.agents.clis import cli_of
+from ptbench.agents.clis import AGENT_CLIS, REPROMPT_PREFIX, cli_of
 from ptbench.errors import UserError, first_line
 from ptbench.trialdir.labels import REFERENCE, SEED_ENV
 
@@ -24,13 +24,19 @@ _LOOPBACK_NAMES = ("127.0.0.1", "localhost")
 
 
 def resolve_agent(spec: str) -> AgentConfig:
-    """`NAME[@MODEL]` or `module:Class[@MODEL]` as a Harbor AgentConfig; an unknown agent is a UserError."""
+    """`NAME[@MODEL]`, `reprompt:NAME[@MODEL]` (one of the four CLIs, resumed while time is left: run/reprompt.py)
+    or `module:Class[@MODEL]` as a Harbor AgentConfig; an unknown agent is a UserError."""
     name, _, model = spec.partition("@")
     name, model_name = name.strip(), (model.strip() or None)
     if not name:
         raise UserError(f"empty agent name in {spec!r}")
     if name == REFERENCE:
         name = "oracle"
+    if name.startswith(REPROMPT_PREFIX):  # reprompt:NAME, before module:Class
+        inner = name.removeprefix(REPROMPT_PREFIX)
+        if inner not in AGENT_CLIS:
+            raise UserError(f"agent {name!r}: reprompt wraps one of {', '.join(AGENT_CLIS)}, not {inner!r}")
+        return AgentConfig(import_path=AGENT_CLIS[inner].reprompt_import_path, model_name=model_name)
     if ":" in name:
         try:
             import_class(name, base=BaseAgent, label="agent")

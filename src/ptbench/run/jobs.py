@@ -56,16 +56,23 @@ def is_local(environment: EnvironmentConfig) -> bool:
     return names_local_environment(environment.import_path)
 
 
-def resolve_tasks(refs: list[str], export_dir: Path, data_dir: Path | None = None) -> list[TaskConfig]:
-    """Task dirs as given, catalog names exported into `export_dir` (with `data_dir`'s benchmark data); each checked
-    as a Harbor task."""
+def resolve_tasks(refs: list[str], export_dir: Path, data_dir: Path | None = None, *,
+                  agent_hours: float | None = None, gpus: int | None = None,
+                  decoding: str | None = None) -> list[TaskConfig]:
+    """Task dirs as given, catalog names exported into `export_dir` (with `data_dir`'s benchmark data, under the
+    budget `agent_hours` and `gpus` override, `TaskSpec.with_budget`, and the `decoding` mode, `with_decoding`); each
+    checked as a Harbor task. An override on a task dir is a UserError: it was written for its own settings."""
     if not refs:
         raise UserError("give at least one --task")
+    override = agent_hours is not None or gpus is not None or decoding is not None
     configs: list[TaskConfig] = []
     for ref in dict.fromkeys(refs):
         path = Path(ref)
+        if (path / "task.toml").is_file() and override:
+            raise UserError(f"task {ref} is a task dir: --agent-hours, --gpus and --decoding apply to catalog tasks "
+                            "(export it again with `ptbench tasks export NAME` and those options)")
         if not (path / "task.toml").is_file():
-            path = _export_catalog_task(ref, export_dir, data_dir)
+            path = _export_catalog_task(get_task_variant(ref, agent_hours, gpus, decoding), export_dir, data_dir)
         path = path.resolve()
         try:
             Task(path)
@@ -75,11 +82,18 @@ def resolve_tasks(refs: list[str], export_dir: Path, data_dir: Path | None = Non
     return configs
 
 
-def _export_catalog_task(name: str, export_dir: Path, data_dir: Path | None) -> Path:
+def get_task_variant(name: str, agent_hours: float | None = None, gpus: int | None = None,
+                     decoding: str | None = None) -> TaskSpec:
+    """The catalog task `name` under a budget and decoding override (None: its own): the one lookup `run` and
+    campaign files share. UserError for an unknown name or a bad override."""
     from ptbench.catalog.tasks import get_task
+
+    return get_task(name).with_budget(agent_hours, gpus).with_decoding(decoding)
+
+
+def _export_catalog_task(spec: TaskSpec, export_dir: Path, data_dir: Path | None) -> Path:
     from ptbench.run.export import export_task
 
-    spec = get_task(name)  # UserError for an unknown name
     return export_task(spec, export_dir, replace=True, data_dir=data_dir)  # replace: leftovers of a run never started
 
 

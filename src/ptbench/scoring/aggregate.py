@@ -89,6 +89,7 @@ def _cell(key: CellKey, group: list[TrialScore]) -> CellScore:
     return CellScore(
         agent=agent, benchmark=benchmark, base_model=base_model,
         score=mean_std([t.counted_score for t in counted if t.counted_score is not None]),
+        best=max((t.counted_score for t in counted if t.counted_score is not None), default=None),
         seeds=[t.seed for t in counted], trials=len(group),
         not_counted=dict(Counter(t.status for t in group if t.counted_score is None)),
         frogs=_frogs_spread([t.frogs for t in group if t.frogs]),

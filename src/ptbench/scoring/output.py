@@ -16,7 +16,7 @@ from ptbench.scoring.stats import Interval, MeanStd
 
 MISSING = "—"
 CSV_COLUMNS = ("section", "agent", "benchmark", "base_model", "mode", "job", "trial", "seed", "tier", "metric",
-               "status", "rule", "score", "low", "high", "std", "n", "source", "integrity", "note")
+               "status", "rule", "score", "low", "high", "std", "n", "best", "source", "integrity", "note")
 FROGS_RATES = ("pass_at_k", "lenient_pass_at_k", "pass_at_1", "format_compliance", "lenient_format_compliance")
 
 
@@ -87,12 +87,13 @@ def _leaderboard(report: ScoreReport) -> Table:
 
 
 def _cells(report: ScoreReport) -> Table:
-    table = Table("agent", "benchmark", "base model", "mean", "std", "n", "seeds", "not counted",
-                  title="per agent, benchmark and base model: the counted scores over seeds", title_justify="left")
+    table = Table("agent", "benchmark", "base model", "mean", "std", "best", "n", "seeds", "not counted",
+                  title="per agent, benchmark and base model: the counted scores over seeds (best: FrontierSWE's "
+                  "headline beside the mean)", title_justify="left")
     for c in report.cells:
         score = c.score
         table.add_row(*map(Text, (c.agent or MISSING, c.benchmark or MISSING, c.base_model or MISSING)),
-                      _number(score.mean if score else None), _number(score.std if score else None),
+                      _number(score.mean if score else None), _number(score.std if score else None), _number(c.best),
                       str(score.n if score else 0), ", ".join(_seed(s) for s in c.seeds) or MISSING,
                       ", ".join(f"{status} {n}" for status, n in c.not_counted.items()) or MISSING)
     return table
@@ -164,7 +165,8 @@ def _csv_rows(report: ScoreReport) -> Iterable[dict[str, object]]:
                "n": len(b.base_models)}
     for c in report.cells:
         yield {"section": "cell", "agent": c.agent, "benchmark": c.benchmark, "base_model": c.base_model,
-               **_spread(c.score), "note": " ".join(f"{s}:{n}" for s, n in c.not_counted.items()) or None}
+               **_spread(c.score), "best": c.best,
+               "note": " ".join(f"{s}:{n}" for s, n in c.not_counted.items()) or None}
     for ba in report.baseline_aggregates:
         yield {"section": "baseline-aggregate", "mode": ba.mode, "score": ba.score, "source": " ".join(ba.sources)}
     for bs in report.baselines:

@@ -88,7 +88,10 @@ class TrialScore(_Model):
     trial: str = Field(description="Harbor's trial name")
     trial_id: str | None
     task: str | None
-    agent: str | None
+    agent: str | None = Field(description="the agent's label; with the budget appended (`AGENT [10h]`) when the "
+                              "selection holds trials under more than one budget")
+    budget: str | None = Field(None, description="the agent budget the trial ran under, e.g. `10h` or `50h x 8 GPUs` "
+                               "(None: not recorded)")
     benchmark: str | None
     base_model: str | None
     seed: int | None
@@ -107,6 +110,10 @@ class TrialScore(_Model):
     frogs: list[TierScores] | None = Field(None, description="frogs: scores over all boards (tier `all`), then "
                                            "per tier; None for other benchmarks or an unreadable log")
     frogs_note: str | None = Field(None, description="why a frogs trial has no per-tier scores")
+    decoding: str | None = Field(None, description="the evaluation's decoding in one line: mode, each sampling "
+                                 "parameter with its source, what was ignored (None: not recorded)")
+    evaluation_attempts: int = Field(0, description="evaluations the verifier tried (more than one per model: a "
+                                     "device failure was retried at a smaller batch)")
     self_report: SelfReport | None = Field(None, description="results.json's claim against the verified score")
     spend: Spend | None = None
 
@@ -128,6 +135,9 @@ class CellScore(_Model):
     benchmark: str | None
     base_model: str | None
     score: MeanStd | None = Field(description="over the trials with a counted score; None: none has one")
+    best: float | None = Field(None, description="the best counted score over the seeds: beside the mean, "
+                               "FrontierSWE's headline for the frog task (its results table gives each agent's "
+                               "average and best pass@4 over runs); None: none counted")
     seeds: list[int | None] = Field(description="seeds of the counted trials")
     trials: int = Field(description="trials in the cell, counted or not")
     not_counted: dict[str, int] = Field(default_factory=dict, description="status -> trials without a counted score")
@@ -224,3 +234,6 @@ class ScoreReport(_Model):
     baseline_aggregates: list[BaselineAggregate]
     calibration: list[AgentCalibration] = Field(default_factory=list, description="self-reports per agent")
     spend: list[AgentSpend] = Field(default_factory=list, description="spend per agent, with the Pareto front")
+    budgets: list[str] = Field(default_factory=list, description="the budgets the scored trials ran under; with more "
+                               "than one, every agent label names its budget, so no cell, benchmark score or aggregate "
+                               "mixes two")

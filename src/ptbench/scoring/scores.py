@@ -19,6 +19,8 @@ from ptbench.store.models import TrialRow
 from ptbench.store.queries import list_records
 from ptbench.store.schema import open_store
 
+UNKNOWN_BUDGET = "budget unknown"
+
 
 def score_store(store: Path, baselines_dir: Path, filters: ScoreFilters,
                 resamples: int = DEFAULT_RESAMPLES) -> ScoreReport:
@@ -34,6 +36,9 @@ def score_store(store: Path, baselines_dir: Path, filters: ScoreFilters,
     trials = [score_trial(job, r, measured, resamples) for job, r in records if _selected(r.trial, filters)]
     if not trials and filters != ScoreFilters():
         raise UserError(f"no trial in {store} matches {_describe(filters)}")
+    budgets = list(dict.fromkeys(t.budget or UNKNOWN_BUDGET for t in trials))
+    if len(budgets) > 1:  # one agent under two budgets is two agents: each label names its budget
+        trials = [t.model_copy(update={"agent": f"{t.agent} [{t.budget or UNKNOWN_BUDGET}]"}) for t in trials]
     base_models = _base_models(trials)
     weighted = [name for name in base_models if name in PUBLISHED and BENCHMARKS[name].kind == "posttrainbench"]
     weights = choose_weights(weighted, measured_gaps(measured, {b: base_models[b] for b in weighted}))
@@ -45,7 +50,7 @@ def score_store(store: Path, baselines_dir: Path, filters: ScoreFilters,
         store=str(store), baselines_dir=str(baselines_dir), filters=filters, confidence=DEFAULT_CONFIDENCE,
         weights=weights, trials=trials, cells=cell_scores, benchmarks=bench, aggregates=agent_scores,
         baselines=baselines, baseline_aggregates=baseline_aggregates(baselines, weights),
-        calibration=agent_calibration(trials), spend=agent_spend(trials, agent_scores),
+        calibration=agent_calibration(trials), spend=agent_spend(trials, agent_scores), budgets=budgets,
     )
 
 

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from ptbench.benchmarks.registry import BENCHMARKS
+from ptbench.catalog.spec import budget_label
 from ptbench.errors import first_line
 from ptbench.scoring.baselines import Measured, base_score
 from ptbench.scoring.boards import read_boards
@@ -42,10 +43,14 @@ def score_trial(job: str, record: TrialRecord, measured: Measured, resamples: in
     gpus = spec.get("gpus")
     return TrialScore(
         job=job, trial=trial.trial_name, trial_id=trial.trial_id, task=trial.task_name, agent=trial.agent,
+        budget=budget_label(trial.budget_hours, trial.gpus or 0) if trial.budget_hours is not None else None,
         benchmark=benchmark, base_model=base_model, seed=trial.seed, status=trial.status, reason=trial.reason,
         verified_score=trial.score, scored=trial.scored, interval=interval,
         base_score=base, base_score_source=base_source, integrity=integrity, integrity_flags=flags,
         rule=rule, rule_note=note, counted_score=counted, frogs=frogs, frogs_note=frogs_note,
+        decoding=verdict.evaluation.decoding.text() if verdict and verdict.evaluation and verdict.evaluation.decoding
+        else None,
+        evaluation_attempts=len(verdict.evaluation_attempts) if verdict else 0,
         self_report=self_report(verdict, interval),
         spend=trial_spend(record, gpus if isinstance(gpus, int) and not isinstance(gpus, bool) else 0),
     )

@@ -36,6 +36,29 @@ PUBLISHED: dict[str, PublishedFigures] = {
 }
 """PostTrainBench (2026): per benchmark instruct / base few-shot / base zero-shot, and the normalised weights."""
 
+PUBLISHED_SOURCE = "PostTrainBench (2026), results table of the paper"
+
+
+class PublishedAverage(BaseModel):
+    """A published weighted average over PostTrainBench's seven benchmarks and four base models, as a fraction."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    label: str
+    average: float
+    std: float | None = Field(None, description="the standard deviation over its runs, where published")
+    source: str = PUBLISHED_SOURCE
+
+
+PUBLISHED_AVERAGES: tuple[PublishedAverage, ...] = (
+    PublishedAverage(label="Claude Code, Claude Opus 4.6 (best agent)", average=0.232, std=0.018),
+    PublishedAverage(label="instruct models (official)", average=0.511),
+    PublishedAverage(label="base models, few-shot", average=0.181),
+    PublishedAverage(label="base models, zero-shot", average=0.075),
+)
+"""The published averages (three runs per frontier agent; the baselines' from PUBLISHED's figures). Only the best
+agent's average is in the table ptbench carries; its per-benchmark figures are not."""
+
 WeightSource = Literal["measured", "published"]
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from harbor.models.job.config import JobConfig
 from harbor.models.job.result import JobResult
+from harbor.models.task.config import TaskConfig as HarborTaskConfig
 from harbor.models.trial.config import TaskConfig, TrialConfig
 from harbor.models.trial.result import ExceptionInfo, TimingInfo, TrialResult
 from pydantic import BaseModel, ValidationError
@@ -17,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 from ptbench.catalog.spec import TaskSpec
 from ptbench.egress.summary import summarize
 from ptbench.errors import UserError, first_line, validation_line
+from ptbench.files import read_untrusted
 from ptbench.sandbox.usage import FILE_NAME as USAGE_FILE
 from ptbench.sandbox.usage import SandboxUsage
 from ptbench.store.models import (
@@ -43,6 +45,7 @@ from ptbench.verify.verdict import Verdict
 MAX_METRICS = 1000
 MAX_NAME_CHARS = 200
 MAX_TEXT_CHARS = 4000
+MAX_TASK_TOML_BYTES = 1 << 20
 _TRIAL_MARKERS = ("config.json", "result.json", "lock.json", "trial.log")
 REFERENCE_REPORTS = (
     "artifacts/app/reference_report.json", "artifacts/logs/artifacts/reference_report.json",
@@ -115,6 +118,7 @@ def _trial_from_result(trial_dir: Path, job_id: str, result: TrialResult, meter:
     rewards = result.verifier_result.rewards if result.verifier_result else None
     outcome = classify(trial_dir, result)
     task_path = _local_task_path(config.task)
+    spec = _task_spec(task_path)
     model = config.agent.model_name or (result.agent_info.model_info.name if result.agent_info.model_info else None)
     trial = TrialRow(
         job_id=job_id,
@@ -130,7 +134,8 @@ def _trial_from_result(trial_dir: Path, job_id: str, result: TrialResult, meter:
         task_name=_clip(result.task_name, MAX_NAME_CHARS),
         task_path=str(task_path) if task_path else None,
         task_checksum=_clip(result.task_checksum, MAX_NAME_CHARS),
-        task_spec=_task_spec(task_path),
+        task_spec=spec,
+        **_budget(config, task_path, spec),
         agent=_clip(agent_label(config.agent), MAX_NAME_CHARS),
         model_name=_clip(model, MAX_NAME_CHARS) if model else None,
         seed=seed_of(config.agent),
@@ -283,6 +288,7 @@ def _unknown_trial(trial_dir: Path, job_id: str, reason: str) -> TrialRecord:
     except UnusableFile:
         config = None
     task_path = _local_task_path(config.task) if config else None
+    spec = _task_spec(task_path)
     trial = TrialRow(
         job_id=job_id,
         trial_name=trial_dir.name,
@@ -290,7 +296,8 @@ def _unknown_trial(trial_dir: Path, job_id: str, reason: str) -> TrialRecord:
         reason=reason,
         task_name=_clip(config.task.get_task_id().get_name(), MAX_NAME_CHARS) if config else None,
         task_path=str(task_path) if task_path else None,
-        task_spec=_task_spec(task_path),
+        task_spec=spec,
+        **_budget(config, task_path, spec),
         agent=_clip(agent_label(config.agent), MAX_NAME_CHARS) if config else None,
         model_name=_clip(config.agent.model_name, MAX_NAME_CHARS) if config and config.agent.model_name else None,
         seed=seed_of(config.agent) if config else None,
@@ -381,6 +388,36 @@ def _task_spec(task_path: Path | None) -> str | None:
     try:
         return TrialDir(task_path).load(TASK_SPEC, TaskSpec).model_dump_json()
     except UnusableFile:
+        return None
+
+
+def _budget(config: TrialConfig | None, task_path: Path | None, spec_json: str | None) -> dict[str, float | None]:
+    """The agent's time limit (hours) and the GPUs a trial ran under, as Harbor computes them: the trial's override,
+    else the task's task.toml (else its spec), within Harbor's maximum, times its multiplier; None where unknown."""
+    spec = TaskSpec.model_validate_json(spec_json) if spec_json else None
+    toml = _task_config(task_path)
+    seconds = next((s for s in (
+        config.agent.override_timeout_sec if config else None, toml.agent.timeout_sec if toml else None,
+        spec.budget_hours * 3600 if spec else None) if s), None)
+    gpus = next((g for g in (config.environment.override_gpus if config else None,
+                             toml.environment.gpus if toml else None, spec.gpus if spec else None) if g is not None),
+                None)
+    if seconds is not None and config is not None:
+        multiplier = config.agent_timeout_multiplier
+        seconds = min(seconds, config.agent.max_timeout_sec or math.inf) * (
+            config.timeout_multiplier if multiplier is None else multiplier)
+    hours = seconds / 3600 if seconds is not None and math.isfinite(seconds) and seconds > 0 else None
+    return {"budget_hours": hours, "gpus": gpus}
+
+
+def _task_config(task_path: Path | None) -> HarborTaskConfig | None:
+    """A local task's task.toml as Harbor reads it, or None (absent, too big, a link, not Harbor's)."""
+    if task_path is None:
+        return None
+    try:
+        text = read_untrusted(task_path / "task.toml", MAX_TASK_TOML_BYTES).decode()
+        return HarborTaskConfig.model_validate_toml(text)
+    except (OSError, ValueError):
         return None
 
 

@@ -7,8 +7,9 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 3
-"""3: each trial's egress summary (`egress`, egress/summary.py). 2: trial outcomes say which side failed
+SCHEMA_VERSION = 4
+"""4: the budget each trial ran under (`budget_hours`, `gpus`). 3: each trial's egress summary (`egress`,
+egress/summary.py). 2: trial outcomes say which side failed
 (TRIAL_STATUSES), the score is the verifier's own (`score`, `scored`), and the verifier's status and reason, the
 agent's exit code and more file paths are stored. 1: ok/failed/unknown."""
 
@@ -93,6 +94,10 @@ class TrialRow(_Row):
     task_path: str | None = None
     task_checksum: str | None = None
     task_spec: str | None = Field(None, description="the task's TaskSpec JSON (tests/task.json) when present")
+    budget_hours: float | None = Field(None, description="the agent's time limit the trial ran under, in hours "
+                                       "(the task's, or an override's: Harbor's timeout override and multiplier)")
+    gpus: int | None = Field(None, description="GPUs the trial's environment was given (the task's, or Harbor's "
+                             "override)")
     agent: str | None = None
     model_name: str | None = None
     seed: int | None = None

@@ -40,6 +40,8 @@ CREATE TABLE trials (
     task_path TEXT,
     task_checksum TEXT,
     task_spec TEXT,
+    budget_hours REAL,
+    gpus INTEGER,
     agent TEXT,
     model_name TEXT,
     seed INTEGER,

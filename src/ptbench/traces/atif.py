@@ -46,7 +46,7 @@ def trajectory_events(text: str, agent_start: datetime | None) -> list[Event]:
         at = seconds_since(stamp, start)
         outputs = {r.source_call_id: _text(r.content) for r in (step.observation.results if step.observation else [])}
         if not step.tool_calls:
-            events.append(Event(at=at, kind="message", text=clip(_text(step.message))))
+            events.append(Event(at=at, kind="message", text=clip(_text(step.message)), source=str(step.source)))
         for call in step.tool_calls or []:
             events.append(_call_event(at, call.function_name, call.arguments, outputs.get(call.tool_call_id, "")))
     return events[:MAX_EVENTS]

@@ -36,6 +36,8 @@ class Event(BaseModel):
     content: str = ""
     duration: float | None = None
     """known length in seconds (the reference agent's phase summary)"""
+    source: str | None = None
+    """who wrote a message (ATIF's step source: user, agent, system); None where the log does not say"""
 
 
 def clip(text: str, limit: int = MAX_TEXT_CHARS) -> str:

@@ -44,6 +44,9 @@ HABITS: dict[str, tuple[IndicatorKind, str, str]] = {  # name: kind, column labe
     "evaluated_on_training_data": (
         "flag", "eval-on-train", "evaluated on the training distribution: its evaluation data is its training data, "
         "the train split, or another file of the generator that made its training data"),
+    "reprompts": (
+        "count", "reprompts", "re-prompted: the CLI's session resumed with the time left after it stopped early "
+        "(`reprompt:` agents, PostTrainBench's *_reprompt variants)"),
     "watched_instead_of_training": (
         "flag", "watched", "watched instead of training: more of the run evaluating (with the waits on evaluations) "
         "than training (with the waits on training)"),
@@ -106,9 +109,21 @@ def indicators(classified: Classified, segments: Sequence[Segment], activities: 
         "evaluated_on_training_data": _on_training_data(ordered, [ordered[i] for i in training],
                                                         [ordered[i] for i in evaluations]),
         "watched_instead_of_training": _watched(segments),
+        "reprompts": _reprompts([e for e, _ in ordered]),
     }
     return [Indicator(name=name, kind=kind, value=values[name][0], habit=habit,
                       evidence=values[name][1][:MAX_EVIDENCE]) for name, (kind, _, habit) in HABITS.items()]
+
+
+def _reprompts(events: list[Event]) -> tuple[int | None, list[str]]:
+    """The user messages that are a re-prompting wrapper's continuation prompts (None: the trace does not say who
+    wrote its messages, as an agent's own log)."""
+    from ptbench.run.reprompt import CONTINUATION_START
+
+    if not any(e.source for e in events):
+        return None, []
+    found = [e for e in events if e.kind == "message" and e.source == "user" and e.text.startswith(CONTINUATION_START)]
+    return len(found), _texts(found)
 
 
 def _with_waits(segments: Sequence[Segment], budget: float | None) -> float | None:

@@ -7,7 +7,7 @@ import importlib
 
 from harbor.models.trial.config import AgentConfig, EnvironmentConfig
 
-from ptbench.agents.clis import cli_of
+from ptbench.agents.clis import REPROMPT_PREFIX, cli_of, is_reprompt
 from ptbench.settings import env_name
 
 REFERENCE = "reference"
@@ -55,4 +55,6 @@ def agent_label(agent: AgentConfig) -> str:
     if agent.name == "oracle":
         return REFERENCE
     cli = cli_of(agent.name, agent.import_path)
+    if cli is not None and is_reprompt(agent.import_path):
+        return f"{REPROMPT_PREFIX}{cli.name}"
     return agent.name or (cli.name if cli else agent.import_path) or "unknown"

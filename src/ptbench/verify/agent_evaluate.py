@@ -20,6 +20,7 @@ from ptbench.catalog.spec import TaskSpec
 from ptbench.datadir.manifest import view_dir
 from ptbench.errors import UserError
 from ptbench.paths import work_dir
+from ptbench.verify.decoding import resolve_decoding
 from ptbench.verify.inspect_run import EvalOutcome, EvalRequest, run_evaluation
 from ptbench.verify.judges import resolve_judges
 from ptbench.verify.loading import load_submission
@@ -62,8 +63,10 @@ def evaluate(request: EvaluateRequest, console: Console) -> EvalOutcome:
     if not intake.ok or loaded is None:
         reason = intake.reasons[0] if intake.reasons else "it could not be loaded"
         raise UserError(f"the verifier would score the base model instead of this submission: {reason}")
+    eval_request.decoding = resolve_decoding(loaded.model_dir, benchmark.generation, spec.decoding)  # the verifier's
     console.print(f"evaluating {request.submission} on {benchmark.name} {split} "
                   f"(chat template {loaded.chat_template}; {benchmark.dev_note})")
+    console.print(f"decoding: {eval_request.decoding.text()}", highlight=False, markup=False)
     outcome = run_evaluation(eval_request, loaded.model_dir, spec.model, device, loaded.backend,
                              loaded.chat_template)
     _print(outcome, benchmark.main_metric, console)

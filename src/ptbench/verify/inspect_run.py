@@ -1,9 +1,9 @@
 """Run one benchmark split on one model through inspect, and summarise it: shared by verify, evaluate, baseline.
 
 The model is served by ptbench's provider (forced chat template, the benchmark's generation
-settings); judges are inspect model roles; the log (.eval) goes to `log_dir`, where
-`inspect view` opens it. The GPU failing while the model generates raises a DeviceFailure (the verifier's error);
-any other generation error is the model's (`model_failure`).
+settings with the decoding the request resolved, `decoding.py`); judges are inspect model roles; the log (.eval)
+goes to `log_dir`, where `inspect view` opens it. The GPU failing while the model generates raises a DeviceFailure
+(the verifier's error); any other generation error is the model's (`model_failure`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ptbench.benchmarks.registry import BenchmarkDef
 from ptbench.errors import first_line
 from ptbench.models.device import as_device_failure, is_device_failure
+from ptbench.verify.decoding import Decoding, benchmark_decoding
 from ptbench.verify.results import LogSummary, summarize_log
 from ptbench.verify.verdict import EvaluationRecord
 
@@ -40,6 +41,7 @@ class EvalRequest:
     judges: dict[str, str] = field(default_factory=dict)  # role -> inspect model name
     display: str = DISPLAY
     max_tokens: int | None = None  # overrides the benchmark's max_tokens (CPU smoke runs); recorded
+    decoding: Decoding | None = None  # the sampling parameters and their sources (None: the benchmark's)
 
 
 @dataclass
@@ -64,7 +66,10 @@ def run_evaluation(request: EvalRequest, model_dir: Path, base_model: BaseModelI
     request.log_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     prepare(["ptbench/submission", *request.judges.values()])
-    model = ptbench_model(model_dir, base_model.key, device, backend=backend, batch_size=backend.batch_size)
+    generation = request.benchmark.generation
+    decoding = request.decoding or benchmark_decoding(generation, "the benchmark's decoding")
+    model = ptbench_model(model_dir, base_model.key, device, backend=backend, batch_size=backend.batch_size,
+                          sampling=decoding.overrides())
     [log] = inspect_eval(
         task,
         model=model,
@@ -81,7 +86,6 @@ def run_evaluation(request: EvalRequest, model_dir: Path, base_model: BaseModelI
     log_path = Path(log.location)
     summary = summarize_log(log_path)
     metrics, nonfinite = summary.finite()
-    generation = request.benchmark.generation
     record = EvaluationRecord(
         benchmark=request.benchmark.name,
         split=request.split,
@@ -96,8 +100,9 @@ def run_evaluation(request: EvalRequest, model_dir: Path, base_model: BaseModelI
         parse_failures=summary.parse_failures,
         metrics=metrics,
         nonfinite_metrics=nonfinite,
-        generation={"max_tokens": request.max_tokens or generation.max_tokens, "temperature": generation.temperature,
-                    "epochs": task.epochs or 1},
+        generation={"max_tokens": request.max_tokens or generation.max_tokens,
+                    **{p.name: p.value for p in decoding.params}, "epochs": task.epochs or 1},
+        decoding=decoding,
         seconds=round(seconds, 3),
     )
     failure: Exception | None = getattr(model.api, "failure", None)  # our provider's (@modelapi hides its class)

@@ -7,13 +7,14 @@ or that fails while generating (an error, or logits that are not finite), is rep
 base model, and the one-line reason is recorded in details.json. When the
 verifier itself fails (the base model does not load, inspect errors, the GPU fails: a CUDA error, out of
 memory, no driver) it writes details.json but no reward.json, and raises VerifyFailed: that is not the
-submission's score, and the trial can be verified again.
+submission's score, and the trial can be verified again. A device failure while evaluating is first retried at
+half the batch, up to a limit (`eval_retries.py`).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -28,7 +29,9 @@ from ptbench.egress.record import find_record
 from ptbench.errors import UserError
 from ptbench.integrity.checks import IntegrityInputs, after_evaluation, before_evaluation
 from ptbench.models.device import DeviceFailure
-from ptbench.verify.inspect_run import EvalOutcome, EvalRequest, run_evaluation
+from ptbench.verify.decoding import resolve_decoding
+from ptbench.verify.eval_retries import evaluate_with_retries
+from ptbench.verify.inspect_run import EvalOutcome, EvalRequest
 from ptbench.verify.integrity import integrity_stage
 from ptbench.verify.judges import integrity_judge, resolve_judges
 from ptbench.verify.loading import LoadedModel, load_base, load_submission
@@ -58,11 +61,14 @@ class VerifyRequest:
     workspace: Path | None = None
     logs: list[Path] = field(default_factory=list)
     instruction: Path | None = None  # the task's instruction.md (default: beside the spec, when there)
+    decoding: str | None = None  # the spec's own decoding mode unless given (`--decoding`; another is a UserError)
 
 
 def verify(request: VerifyRequest, console: Console) -> Verdict:
     """Score a submission for a task; always writes details.json, and reward.json when a score exists."""
     spec = TaskSpec.load(request.spec_path)
+    if request.decoding is not None:  # checked as a variant would be; the task keeps its name
+        spec = spec.model_copy(update={"decoding": spec.with_decoding(request.decoding).decoding})
     benchmark = get_benchmark(spec.benchmark)
     eval_request = _eval_request(request, spec, benchmark)
     request.out_dir.mkdir(parents=True, exist_ok=True)
@@ -203,10 +209,14 @@ def _load_base(spec: TaskSpec, device: str, verdict: Verdict, console: Console) 
 
 def _evaluate(eval_request: EvalRequest, loaded: LoadedModel, spec: TaskSpec, device: str, verdict: Verdict,
               console: Console) -> EvalOutcome:
-    """Evaluate the chosen model (the verdict says whose it is)."""
+    """Evaluate the chosen model (the verdict says whose it is) with the decoding its generation_config.json and
+    the task's mode give (the base model: the benchmark's, as its baselines are measured)."""
     console.print(f"[bold]evaluation[/bold]: {spec.benchmark} ({eval_request.split}) on the "
                   f"{verdict.scored} model {loaded.model_dir}", highlight=False)
-    return run_evaluation(eval_request, loaded.model_dir, spec.model, device, loaded.backend, loaded.chat_template)
+    own = loaded.model_dir if verdict.scored == "submission" else None
+    eval_request = replace(eval_request, decoding=resolve_decoding(own, eval_request.benchmark.generation,
+                                                                   spec.decoding))
+    return evaluate_with_retries(eval_request, loaded, spec.model, device, verdict, console)
 
 
 def _reward(benchmark: BenchmarkDef, outcome: EvalOutcome, verdict: Verdict) -> RewardFile:

@@ -2,7 +2,8 @@
 
 Every benchmark runs through it, so every benchmark sees the forced chat template of the base
 model's family (the Backend applies it) and the generation settings of the benchmark's config
-(inspect's GenerateConfig, set by the Task), never the submission's generation_config.json.
+(inspect's GenerateConfig, set by the Task), with the sampling parameters the verifier resolved from the
+submission's generation_config.json (`sampling`, verify/decoding.py) in place of the benchmark's defaults.
 
 Concurrent `generate` calls from inspect's samples are gathered into batches: a dispatcher
 waits until requests stop arriving (a few milliseconds), hands each group of requests with
@@ -13,7 +14,8 @@ The first error the Backend raises is kept (`failure`): the verifier tells a mod
 generate from an evaluation that failed.
 
 Model args: base_model (registry key, required), device ("cpu" | "gpu", default "cpu"),
-batch_size (default 32). `ptbench_model()` builds the inspect Model around an already loaded
+batch_size (default 32), sampling (sampling parameter -> value, replacing the config's; default none).
+`ptbench_model()` builds the inspect Model around an already loaded
 Backend, which is how the verifier uses it.
 """
 
@@ -138,6 +140,7 @@ class PtbenchModelAPI(ModelAPI):
         base_model = model_args.pop("base_model", None)
         device = model_args.pop("device", "cpu")
         batch_size = int(model_args.pop("batch_size", DEFAULT_BATCH))
+        self.sampling: dict[str, float | int] = dict(model_args.pop("sampling", None) or {})
         if model_args:
             raise ValueError(f"unknown model args for {PROVIDER}: {', '.join(sorted(model_args))}")
         if backend is None:
@@ -163,7 +166,8 @@ class PtbenchModelAPI(ModelAPI):
         del tool_choice  # tools are rendered into the prompt by the chat template; replies come back as text
         started = time.monotonic()
         n = config.num_choices or 1
-        completions = await self.batcher.submit(to_conversation(input), tool_schemas(tools), settings_from(config), n)
+        settings = settings_from(config, self.sampling)
+        completions = await self.batcher.submit(to_conversation(input), tool_schemas(tools), settings, n)
         choices = [
             ChatCompletionChoice(
                 message=ChatMessageAssistant(content=c.text, model=self.model_name, source="generate"),
@@ -228,25 +232,28 @@ def tool_schemas(tools: list[ToolInfo]) -> Tools | None:
     ]
 
 
-def settings_from(config: GenerateConfig) -> GenerationSettings:
-    """Our GenerationSettings from inspect's GenerateConfig (the benchmark's, merged by inspect)."""
+def settings_from(config: GenerateConfig, sampling: dict[str, float | int] | None = None) -> GenerationSettings:
+    """Our GenerationSettings from inspect's GenerateConfig (the benchmark's, merged by inspect), with `sampling`'s
+    parameters in place of the config's (the decoding the verifier resolved)."""
     from ptbench.models.backends import GenerationSettings
 
     defaults = GenerationSettings()
-    return GenerationSettings(
+    settings = GenerationSettings(
         max_new_tokens=config.max_tokens or defaults.max_new_tokens,
         temperature=config.temperature if config.temperature is not None else defaults.temperature,
         top_p=config.top_p if config.top_p is not None else defaults.top_p,
         stop=tuple(config.stop_seqs or ()),
         seed=config.seed if config.seed is not None else defaults.seed,
     )
+    return GenerationSettings.model_validate({**settings.model_dump(), **(sampling or {})}) if sampling else settings
 
 
 def ptbench_model(model_dir: Path, base_model: str, device: str, backend: Backend | None = None,
-                  batch_size: int = DEFAULT_BATCH) -> Model:
-    """The inspect Model for `model_dir`; pass an already loaded `backend` to reuse it."""
+                  batch_size: int = DEFAULT_BATCH, sampling: dict[str, float | int] | None = None) -> Model:
+    """The inspect Model for `model_dir`; pass an already loaded `backend` to reuse it, and `sampling` to replace the
+    benchmark's sampling parameters."""
     api = PtbenchModelAPI(str(model_dir), backend=backend, base_model=base_model, device=device,
-                          batch_size=batch_size)
+                          batch_size=batch_size, sampling=sampling)
     # an explicit max_connections turns off inspect's adaptive concurrency, which would start below a batch
     config = GenerateConfig(max_connections=api.max_connections())
     return Model(api, config, {"base_model": base_model, "device": device})

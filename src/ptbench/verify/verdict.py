@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ptbench.files import write_json, write_model_json
 from ptbench.integrity.result import CheckResult
 from ptbench.models.intake import IntakeResult
+from ptbench.verify.decoding import Decoding
 
 REWARD_SCHEMA = 1
 """Layout of reward.json: `reward` (the benchmark's main metric in [0, 1]) plus named finite metrics."""
@@ -55,6 +56,20 @@ class EvaluationRecord(BaseModel):
     metrics: dict[str, float] = Field(default_factory=dict, description="every finite metric, flattened")
     nonfinite_metrics: list[str] = Field(default_factory=list, description="metrics dropped for being NaN/inf")
     generation: dict[str, float | int] = Field(default_factory=dict)
+    decoding: Decoding | None = Field(None, description="which decoding was used and where each sampling parameter "
+                                      "came from (None: written before ptbench recorded it)")
+    seconds: float = 0.0
+
+
+class EvaluationAttempt(BaseModel):
+    """One try at evaluating a model: its batch size and how it ended (verify/eval_retries.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: Scored = Field(description="whose evaluation: the submission's or the base model's")
+    batch_size: int = Field(ge=1, description="conversations generated together")
+    outcome: Literal["completed", "device-failure"]
+    reason: str | None = Field(None, description="the device failure, as one line")
     seconds: float = 0.0
 
 
@@ -75,6 +90,9 @@ class Verdict(BaseModel):
     integrity: list[CheckResult] = Field(default_factory=list, description="every integrity check and its evidence")
     intake: IntakeResult | None = Field(None, description="intake's findings: reasons, notes, kind, chat template")
     evaluation: EvaluationRecord | None = None
+    evaluation_attempts: list[EvaluationAttempt] = Field(
+        default_factory=list, description="every evaluation tried, in order: a device failure is retried at half the "
+        "batch, every other setting unchanged")
     main_metric: str
     reward: float | None = Field(None, description="the reward written to reward.json, None if none was")
     reward_notes: list[str] = Field(default_factory=list)

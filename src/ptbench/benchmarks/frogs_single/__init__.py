@@ -1,6 +1,6 @@
 """Frogs, single turn: the Frog Placement Game answered in one JSON reply (see README.md)."""
 
-from ptbench.benchmarks.definition import DEV_SPLIT, BenchmarkDef, DatasetSource, Generation
+from ptbench.benchmarks.definition import DEV_SPLIT, SAMPLING_PARAMETERS, BenchmarkDef, DatasetSource, Generation
 
 BENCHMARK = BenchmarkDef(
     name="frogs-single",
@@ -11,7 +11,7 @@ BENCHMARK = BenchmarkDef(
     about="The game and its scoring are described below.",
     main_metric="pass_at_k",
     # k samples per board (epochs; a task's samples_per_item overrides) at a sampling temperature
-    generation=Generation(max_tokens=4096, temperature=0.7, epochs=4),
+    generation=Generation(max_tokens=4096, temperature=0.7, epochs=4, imposed=SAMPLING_PARAMETERS),
     size=500,
     dataset=DatasetSource(
         origin="ptbench frogs generator, secret held-out seed (written by the task export)",

@@ -2,8 +2,9 @@
 
 A Backend renders each conversation with the forced chat template of the base model's family
 (with the generation prompt), generates `n` completions per conversation, and reports why each
-stopped and how many tokens went in and came out. Generation settings are always the caller's
-(the benchmark's), never a submission's generation_config.json.
+stopped and how many tokens went in and came out. Generation settings are always the caller's (the
+benchmark's, with the sampling parameters of a submission's generation_config.json that the verifier lets through:
+verify/decoding.py); a backend never reads that file itself.
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ class GenerationSettings(BaseModel):
     max_new_tokens: int = Field(512, gt=0)
     temperature: float = Field(0.0, ge=0)
     top_p: float = Field(1.0, gt=0, le=1)
+    top_k: int = Field(0, ge=0, description="sample from the k likeliest tokens only; 0: no limit")
+    min_p: float = Field(0.0, ge=0, le=1, description="drop tokens below min_p x the likeliest's probability")
+    repetition_penalty: float = Field(1.0, gt=0, description="divides the logits of tokens already present (1: off; "
+                                      "applies to greedy decoding too)")
     seed: int | None = Field(0, description="sampling seed (same call, same seed, same outputs)")
     stop: tuple[str, ...] = Field((), description="extra stop sequences; the text is cut before the first one")
 

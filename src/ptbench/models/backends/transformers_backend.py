@@ -115,7 +115,11 @@ class TransformersBackend(Backend):
         guard = FiniteGuard()
         if sample:
             options |= {"do_sample": True, "temperature": settings.temperature, "top_p": settings.top_p,
-                        "top_k": 0, "num_return_sequences": n}
+                        "top_k": settings.top_k, "num_return_sequences": n}
+            if settings.min_p > 0:
+                options["min_p"] = settings.min_p
+        if settings.repetition_penalty != 1.0:
+            options["repetition_penalty"] = settings.repetition_penalty
         if settings.stop:
             options |= {"stop_strings": list(settings.stop), "tokenizer": self.tokenizer}
         with torch.no_grad():

@@ -58,7 +58,8 @@ class VLLMBackend(Backend):
 
         prompts = self.prompt_ids(conversations, tools)
         params = SamplingParams(
-            n=n, temperature=settings.temperature, top_p=settings.top_p, seed=settings.seed,
+            n=n, temperature=settings.temperature, top_p=settings.top_p, top_k=settings.top_k or -1,
+            min_p=settings.min_p, repetition_penalty=settings.repetition_penalty, seed=settings.seed,
             max_tokens=settings.max_new_tokens, stop=list(settings.stop),
             stop_token_ids=self.stop_ids, skip_special_tokens=True,
         )
