@@ -11,6 +11,7 @@ import pytest
 
 from ptbench.scoring.score_report import ScoreFilters
 from ptbench.scoring.scores import score_store
+from tolerance import approx
 
 from .job_dirs import Trial
 
@@ -43,8 +44,8 @@ def test_scores_under_two_budgets_are_never_mixed(make_store) -> None:
     assert report.budgets == ["1h", "10h"]
     assert [t.budget for t in report.trials] == ["1h", "1h", "10h", "10h"]
     cells = {c.agent: c.score.mean for c in report.cells if c.score}
-    assert cells == pytest.approx({"alpha [1h]": 0.3, "alpha [10h]": 0.8, "beta [10h]": 0.6})
-    assert {a.agent: a.score for a in report.aggregates} == pytest.approx(cells)
+    assert cells == approx({"alpha [1h]": 0.3, "alpha [10h]": 0.8, "beta [10h]": 0.6})
+    assert {a.agent: a.score for a in report.aggregates} == approx(cells)
 
 
 def test_one_budget_keeps_the_labels(make_store) -> None:
