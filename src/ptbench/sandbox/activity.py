@@ -3,8 +3,8 @@ it (`recorder.py`), capped without letting a flood push evidence out.
 
 Three tables, each with its own cap and a count of what it dropped:
 - `relevant`: every (path, op) on a path the policy names (under /tests, /logs/verifier and the decoy dirs, a
-  held-out or test-split file name, a Python start-up hook, the evaluation harness's files), with its count, its
-  first open times and the distinct command lines that touched it;
+  held-out or test-split file name, a Python start-up hook, a write of the evaluation harness's files: its reads are
+  every honest import's), with its count, its first open times and the distinct command lines that touched it;
 - `execs`: every distinct (program, argv) run, with its count;
 - `others`: every other distinct (path, op), with its count.
 A flood of opens of other paths fills `others` alone; a flood of distinct relevant paths or command lines can only
@@ -103,10 +103,11 @@ class ActivityRecord(BaseModel):
         return self.relevant_whole and not self.dropped.get("others")
 
 
-def relevant(path: str, places: tuple[str, ...]) -> bool:
-    """Whether the policy names `path`: under one of `places`, a named file, a harness file."""
+def relevant(path: str, op: Op, places: tuple[str, ...]) -> bool:
+    """Whether the policy names `op` on `path`: anything under one of `places` or of a named file, a harness file
+    written (its reads are every honest import's)."""
     return any(is_within(path, place) for place in places) or bool(
-        _NAMED.search(posixpath.basename(path)) or _HARNESS.search(path))
+        _NAMED.search(posixpath.basename(path)) or op == "write" and _HARNESS.search(path))
 
 
 def bounded_argv(argv: list[str]) -> list[str]:
@@ -144,7 +145,7 @@ class ActivityBook:
         """One open or write of `path` by a process whose command line was `argv` (None: not known)."""
         self.events += 1
         key = (path, op)
-        if relevant(path, self._places):
+        if relevant(path, op, self._places):
             entry = self._relevant.get(key)
             if entry is None:
                 if len(self._relevant) >= MAX_RELEVANT:

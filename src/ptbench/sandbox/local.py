@@ -258,7 +258,8 @@ class LocalEnvironment(BaseEnvironment):
                 if self._decoys.fd >= 0:
                     asyncio.get_running_loop().add_reader(self._decoys.fd, self._decoys.drain)
                 binds = [*binds, *self._decoys.binds]
-                self._activity = ActivityRecorder([*VERIFIER_PLACES, *(bind.target for bind in self._decoys.binds)])
+                decoy_dirs = [bind.target for bind in self._decoys.binds]
+                self._activity = ActivityRecorder([*VERIFIER_PLACES, *decoy_dirs], held=decoy_dirs)
             if disk_tools is not None:
                 await asyncio.to_thread(mount_disk, disk_tools, env_dir.path, env_dir.root, self._storage)
             if self._forward_ports:

@@ -12,9 +12,10 @@ filter; a second, notifying one would slow every open, and a tracer is one more 
 detect and race); audit is one host-wide daemon's, with rules per syscall and no per-sandbox scope. fanotify
 needs nothing in the sandbox's path and costs it nothing while the host reads.
 
-What it cannot promise: a process's command line is read from /proc when the host reads its event, so a process
-that ended first is recorded without one (an exec's argv is read once the new program runs: at the process's next
-event, or when it has run `SETTLE_SECONDS`).
+The mounts of the decoys and /tests go to a permission group instead, which holds each opener there until the host
+has read its command line (those opens are evidence; honest work rarely makes them). Elsewhere a process's command
+line is read from /proc when the host reads its event, so a process that ended first is recorded without one (an
+exec's argv is read once the new program runs: at the process's next event, or when it has run `SETTLE_SECONDS`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ import os
 import select
 import threading
 import time
-
 from pathlib import Path, PurePosixPath
 
 from harbor.models.trial.paths import EnvironmentPaths
@@ -31,7 +31,8 @@ from harbor.models.trial.paths import EnvironmentPaths
 from ptbench.files import write_model_json
 from ptbench.sandbox import files as sandbox_files
 from ptbench.sandbox.activity import RECORD_FILE, ActivityBook, ActivityRecord
-from ptbench.sandbox.fanotify import FanotifyError, Group
+from ptbench.sandbox.fanotify import FanotifyError, Group, command_line
+from ptbench.sandbox.host import is_within
 
 SKIPPED_TYPES = frozenset({"proc", "sysfs", "devpts", "devtmpfs", "mqueue", "cgroup", "cgroup2", "securityfs",
                            "debugfs", "tracefs", "bpf", "fusectl", "configfs", "pstore", "binfmt_misc", "autofs",
@@ -45,30 +46,37 @@ POLL_MS = 100
 class ActivityRecorder:
     """Hears one sandbox's mounts on a thread of its own, from `attach` to `stop`."""
 
-    def __init__(self, places: list[str]) -> None:
+    def __init__(self, places: list[str], held: list[str]) -> None:
+        """`places`: the dirs whose every entry is relevant; `held`: the mount points whose openers wait for the host
+        (the decoys and /tests)."""
         self._book = ActivityBook(places)
+        self._held_places = held
         self._start = time.monotonic()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._pending: dict[int, list[tuple[str, float]]] = {}  # pid -> its execs (path, at) awaiting an argv
         self._commands: dict[int, list[str] | None] = {}  # pid -> its command line, read once per pass
+        self._groups: list[Group] = []
         try:
-            self._group: Group | None = Group()
+            self._groups = [Group(), Group(holds=True)]
         except FanotifyError as exc:
-            self._group = None
+            for group in self._groups:
+                group.close()
+            self._groups = []
             self._book.note(f"no fanotify group ({exc}): no file activity heard")
 
     def attach(self, holder_pid: int) -> None:
         """Mark every mount the holder's namespace shows, then start hearing."""
-        group = self._group
-        if group is None:
+        if not self._groups:
             return
+        heard, held = self._groups
         try:
             mounts = sandbox_mounts(holder_pid)
         except OSError as exc:
             self._book.note(f"the sandbox's mounts could not be read ({exc}): no file activity heard")
             return
         for mount in mounts:
+            group = held if any(is_within(mount, place) for place in self._held_places) else heard
             try:
                 group.mark_mount(f"/proc/{holder_pid}/root{mount}")
                 self._book.mounts.append(mount)
@@ -84,17 +92,18 @@ class ActivityRecorder:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
-        if self._group is not None:
+        if self._groups:
             self._drain()
             self._settle(final=True)
-            self._group.close()
-            self._group = None
+            for group in self._groups:
+                group.close()
+            self._groups = []
         return self._book.record()
 
     def _run(self) -> None:
-        assert self._group is not None
         poller = select.poll()
-        poller.register(self._group.fd, select.POLLIN)
+        for group in self._groups:
+            poller.register(group.fd, select.POLLIN)
         while not self._stopping.is_set():
             poller.poll(POLL_MS)
             try:
@@ -107,9 +116,8 @@ class ActivityRecorder:
                 return
 
     def _drain(self) -> None:
-        assert self._group is not None
         self._commands.clear()
-        for event in self._group.read():
+        for event in (event for group in self._groups for event in group.read()):
             if event is None:
                 self._book.note("the kernel's event queue overflowed")
                 continue
@@ -119,7 +127,7 @@ class ActivityRecorder:
                 self._commands.pop(event.pid, None)  # what /proc shows changes with the exec
                 self._pending.setdefault(event.pid, []).append((path, at))
                 continue
-            argv = self._argv(event.pid)
+            argv = event.argv if event.argv is not None else self._argv(event.pid)
             self._resolve(event.pid, argv)
             for op in event.ops:
                 self._book.add("write" if op == "write" else "open", path, at, argv)
@@ -154,19 +162,6 @@ def hand_to_verifier(trial_dir: Path, paths: sandbox_files.PathMap) -> None:
     a record the agent wrote would otherwise pass for the host's)."""
     target = paths.locate(str(PurePosixPath(EnvironmentPaths.agent_dir) / RECORD_FILE))
     sandbox_files.hand_over(trial_dir / RECORD_FILE, target)
-
-
-def command_line(pid: int) -> list[str] | None:
-    """A process's argv from /proc (None when it has ended or shows none)."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            raw = handle.read(1 << 16)
-    except OSError:
-        return None
-    words = [word.decode("utf-8", "replace") for word in raw.split(b"\0")]
-    if words and words[-1] == "":
-        words.pop()
-    return words or None
 
 
 def sandbox_mounts(pid: int) -> list[str]:
