@@ -99,7 +99,8 @@ def recorded_decoys(record: ActivityRecord, record_path: Path) -> CheckResult:
     opens = [DecoyOpen(path=entry.path, events=entry.count, opened_at=entry.at) for entry in record.relevant
              if entry.op != "write" and _under(entry.path, decoys)]
     gap = _gap(record, relevant_only=True)
-    return judge_opens(record_path, len(decoys), opens, [gap] if gap else [])
+    result = judge_opens(record_path, len(decoys), opens, [gap] if gap else [])
+    return result.model_copy(update={"reason": f"the sandbox's record: {result.reason}"[:500]})
 
 
 def recorded_protected(record: ActivityRecord, record_path: Path) -> CheckResult:
