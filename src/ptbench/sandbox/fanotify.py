@@ -86,7 +86,7 @@ class Group:
                 return
             if not data:
                 return
-            yield from _parse(data, self.fd)
+            yield from list(_parse(data, self.fd))  # the whole read first: every held opener is answered
 
     def close(self) -> None:
         if self.fd >= 0:
@@ -108,8 +108,10 @@ def _parse(data: bytes, group_fd: int) -> Iterator[Event | None]:
             except OSError:
                 path = None
             if mask & (FAN_OPEN_PERM | FAN_OPEN_EXEC_PERM):
-                argv = command_line(pid) if mask & FAN_OPEN_PERM else None  # an exec's is the old program's
-                os.write(group_fd, _RESPONSE.pack(fd, FAN_ALLOW))
+                try:
+                    argv = command_line(pid) if mask & FAN_OPEN_PERM else None  # an exec's is the old program's
+                finally:  # the opener waits for this, whatever happened
+                    os.write(group_fd, _RESPONSE.pack(fd, FAN_ALLOW))
             os.close(fd)
         if mask & FAN_Q_OVERFLOW:
             yield None
