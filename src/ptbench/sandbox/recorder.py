@@ -38,6 +38,8 @@ SKIPPED_TYPES = frozenset({"proc", "sysfs", "devpts", "devtmpfs", "mqueue", "cgr
                            "debugfs", "tracefs", "bpf", "fusectl", "configfs", "pstore", "binfmt_misc", "autofs",
                            "nsfs", "efivarfs", "hugetlbfs"})
 """Kernel filesystems: nothing there is data the policy names, and an event fd of a device could do something."""
+KERNEL_DIRS = ("/dev", "/proc", "/sys")
+"""Whatever is mounted under these is the kernel's (a cgroup v1 hierarchy's tmpfs under /sys, say), but /dev/shm."""
 HEARD_UNDER_DEV = ("/dev/shm",)
 SETTLE_SECONDS = 0.05
 POLL_MS = 100
@@ -165,7 +167,8 @@ def hand_to_verifier(trial_dir: Path, paths: sandbox_files.PathMap) -> None:
 
 
 def sandbox_mounts(pid: int) -> list[str]:
-    """The mount points a process's mount namespace shows (its own paths), less kernel filesystems and /dev."""
+    """The mount points a process's mount namespace shows (its own paths), less kernel filesystems, /dev, /proc and
+    /sys."""
     with open(f"/proc/{pid}/mountinfo", encoding="utf-8", errors="replace") as handle:
         lines = handle.read().splitlines()
     found: list[str] = []
@@ -174,8 +177,8 @@ def sandbox_mounts(pid: int) -> list[str]:
         if "-" not in fields:
             continue
         mount_point, fstype = _unescape(fields[4]), fields[fields.index("-") + 1]
-        under_dev = mount_point == "/dev" or mount_point.startswith("/dev/")
-        if fstype in SKIPPED_TYPES or (under_dev and mount_point not in HEARD_UNDER_DEV) or mount_point in found:
+        kernel = any(mount_point == top or mount_point.startswith(top + "/") for top in KERNEL_DIRS)
+        if fstype in SKIPPED_TYPES or (kernel and mount_point not in HEARD_UNDER_DEV) or mount_point in found:
             continue
         found.append(mount_point)
     return found
