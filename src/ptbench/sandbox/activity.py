@@ -44,6 +44,7 @@ _NAMED = re.compile(r"heldout|(?:^|[-_.])test(?:[-_.][\w.-]*)?\.(?:jsonl|json|pa
 """File names the policy names wherever they are: held-out data, a test split's file, Python's start-up hooks."""
 _HARNESS = re.compile(r"(?:^|/)ptbench/(?:verify|catalog|models|integrity|benchmarks|scoring)/")
 """The harness's own files (ptbench's verifier, catalog, checks), the agent's copies included: written, an edit."""
+_CODE = (".py", ".pth", ".jinja", ".sh")
 
 
 class PathActivity(BaseModel):
@@ -107,7 +108,8 @@ def relevant(path: str, op: Op, places: tuple[str, ...]) -> bool:
     """Whether the policy names `op` on `path`: anything under one of `places` or of a named file, a harness file
     written (its reads are every honest import's)."""
     return any(is_within(path, place) for place in places) or bool(
-        _NAMED.search(posixpath.basename(path)) or op == "write" and _HARNESS.search(path))
+        _NAMED.search(posixpath.basename(path)) or op == "write" and _HARNESS.search(path) and path.endswith(
+            _CODE))
 
 
 def bounded_argv(argv: list[str]) -> list[str]:
