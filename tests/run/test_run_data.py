@@ -166,7 +166,7 @@ def test_the_honest_reference_runs_pass_every_integrity_check_on_their_real_work
         # reads, decoys and protected files were decided from the sandbox's own record of the agent phase first
         for name in ("forbidden-reads", "decoy-opens", "tampering-protected-files"):
             assert "the sandbox's record" in checks[name]["reason"], checks[name]
-        assert checks["forbidden-reads"]["evidence"]["numbers"]["events"] > 1000  # the training run's opens
+        assert checks["forbidden-reads"]["evidence"]["numbers"]["record_events"] > 1000  # the training run's opens
 
 
 def test_the_reference_agent_read_its_training_files_from_the_data_dir(offline_job) -> None:

@@ -122,8 +122,8 @@ def _combined(recorded: CheckResult, logged: CheckResult) -> CheckResult:
     """One check's decision from the record first and the logs second."""
     evidence = Evidence(files=(recorded.evidence.files + logged.evidence.files)[:MAX_LISTED],
                         items=(recorded.evidence.items + logged.evidence.items)[:MAX_LISTED],
-                        numbers={**{f"logs_{k}": v for k, v in logged.evidence.numbers.items()},
-                                 **recorded.evidence.numbers})
+                        numbers={**logged.evidence.numbers,
+                                 **{f"record_{k}": v for k, v in recorded.evidence.numbers.items()}})
     name, also = recorded.name, f"the logs: {logged.status}: {logged.reason}"
     if recorded.status == "flagged" or (recorded.status == "passed" and logged.status != "flagged"):
         return recorded.model_copy(update={"reason": f"{recorded.reason}; {also}"[:500], "evidence": evidence})
