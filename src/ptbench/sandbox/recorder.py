@@ -60,18 +60,17 @@ class ActivityRecorder:
         self._commands: dict[int, list[str] | None] = {}  # pid -> its command line, read once per pass
         self._groups: list[Group] = []
         try:
-            self._groups = [Group(), Group(holds=True)]
-        except FanotifyError as exc:
-            for group in self._groups:
-                group.close()
-            self._groups = []
-            self._book.note(f"no fanotify group ({exc}): no file activity heard")
+            self._groups.append(Group())
+            self._groups.append(Group(holds=True))
+        except FanotifyError as exc:  # without permission events the decoys are heard as the rest (argv unsure)
+            if not self._groups:
+                self._book.note(f"no fanotify group ({exc}): no file activity heard")
 
     def attach(self, holder_pid: int) -> None:
         """Mark every mount the holder's namespace shows, then start hearing."""
         if not self._groups:
             return
-        heard, held = self._groups
+        heard, held = self._groups[0], self._groups[-1]
         try:
             mounts = sandbox_mounts(holder_pid)
         except OSError as exc:
