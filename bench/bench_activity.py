@@ -1,6 +1,6 @@
-"""What the sandbox's activity record costs: workloads of opens run in a real sandbox with the recorder (an agent's
-environment) and without it (a separate verifier's, which records nothing), alternating so both see the same load;
-medians of wall time, the events the record kept and its size. Prints a table.
+"""What the sandbox's activity record costs: workloads of opens run in a real agent's sandbox with the recorder and
+without it (the same environment, its recorder swapped for one that hears nothing), alternating so both see the same
+load; medians of wall time, the events the record kept and its size. Prints a table.
 
 Run: .venv/bin/python bench/bench_activity.py [--repeats 3]
 """
@@ -17,15 +17,17 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from ptbench.sandbox.activity import RECORD_FILE, read_record
+from ptbench.sandbox import local
+from ptbench.sandbox.activity import RECORD_FILE, ActivityBook, ActivityRecord, read_record
+from ptbench.sandbox.recorder import ActivityRecorder
 
 SETUP = "python3 -c \"import os\nos.makedirs('/tmp/d', exist_ok=True)\n" \
         "for i in range(10000): open('/tmp/d/%d' % i, 'w').close()\""
 WORKLOADS = {
-    "1e4 opens of 10 files": "python3 -c \"import itertools\nfor i in range(10000): open('/tmp/d/%d' % (i % 10))"
+    "1e4 opens of 10 files": "python3 -c \"\nfor i in range(10000): open('/tmp/d/%d' % (i % 10))"
                              ".close()\"",
     "1e4 opens of distinct files": "python3 -c \"\nfor i in range(10000): open('/tmp/d/%d' % i).close()\"",
-    "1e5 opens of distinct files": "python3 -c \"\nfor i in range(100000): open('/tmp/d/%d' % (i % 10000))"
+    "1e5 opens of 1e4 files": "python3 -c \"\nfor i in range(100000): open('/tmp/d/%d' % (i % 10000))"
                                    ".close()\"",
     "100 decoy opens (held for argv)": "for i in $(seq 100); do cat /tests/task.json >/dev/null; done",
     "import numpy, torch": "python3 -c 'import numpy, torch'",
@@ -33,7 +35,20 @@ WORKLOADS = {
 }
 
 
-def environment(work: Path, name: str, recorded: bool):
+class Deaf:
+    """A recorder that hears nothing."""
+
+    def __init__(self, places: list[str], held: list[str]) -> None:
+        self.places = places
+
+    def attach(self, holder_pid: int) -> None:
+        return None
+
+    def stop(self) -> ActivityRecord:
+        return ActivityBook(self.places).record()
+
+
+def environment(work: Path, name: str):
     from harbor.models.task.config import EnvironmentConfig
     from harbor.models.trial.paths import TrialPaths
 
@@ -42,7 +57,7 @@ def environment(work: Path, name: str, recorded: bool):
     trial_paths = TrialPaths(work / name)
     trial_paths.mkdir()
     return LocalEnvironment(environment_dir=work / "environment", environment_name="bench",
-                            session_id=f"{name}__env" if recorded else f"{name}__verifier",
+                            session_id=f"{name}__env",
                             trial_paths=trial_paths, task_env_config=EnvironmentConfig(workdir="/app"),
                             mounts=[{"type": "bind", "source": str(trial_paths.agent_dir), "target": "/logs/agent"}],
                             sandbox_dir=str(work / "sandboxes"))
@@ -50,7 +65,8 @@ def environment(work: Path, name: str, recorded: bool):
 
 async def one(work: Path, name: str, command: str, recorded: bool) -> tuple[float, int, int]:
     """Seconds of the command; the record's events and bytes (0 without one)."""
-    env = environment(work, name, recorded)
+    local.ActivityRecorder = ActivityRecorder if recorded else Deaf  # type: ignore[misc]
+    env = environment(work, name)
     await env.start(force_build=False)
     try:
         await env.exec(SETUP)
@@ -61,7 +77,7 @@ async def one(work: Path, name: str, command: str, recorded: bool) -> tuple[floa
     finally:
         await env.stop(delete=True)
     path = work / name / RECORD_FILE
-    return seconds, (read_record(path).events if recorded else 0), (path.stat().st_size if recorded else 0)
+    return seconds, read_record(path).events, path.stat().st_size
 
 
 async def measure(repeats: int) -> list[tuple[str, float, float, int, int]]:
