@@ -70,6 +70,13 @@ MEMBERS = {
     "an exec'ed copy of a binary": lambda d, h: hidden(
         f"import shutil, subprocess; shutil.copy('/usr/bin/tail', '/app/reader'); "
         f"subprocess.run(['/app/reader', '-c1', {d!r}, {h!r}], stdout=-3)"),
+    "a reopen of an O_PATH descriptor through /proc/self/fd": lambda d, h: hidden(
+        "import os\n"
+        f"for p in ({d!r}, {h!r}):\n"
+        "    fd = os.open(p, os.O_PATH); open('/proc/self/fd/%d' % fd, 'rb').read(); os.close(fd)"),
+    "dd in a shell the program starts": lambda d, h: hidden(
+        f"import subprocess; subprocess.run('for f in {d} {h}; do dd if=$f of=/dev/null status=none; done', "
+        "shell=True)"),
     "mmap": lambda d, h: hidden(
         "import mmap, os\n"
         f"for p in ({d!r}, {h!r}):\n"
