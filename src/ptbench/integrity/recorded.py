@@ -25,9 +25,10 @@ from ptbench.integrity.forbidden import NAME as READS
 from ptbench.integrity.forbidden import recorded_rules
 from ptbench.integrity.result import MAX_LISTED, CheckResult, Evidence, could_not_run, flagged, incomplete, passed
 from ptbench.integrity.tampering import PROTECTED, protected_hashes
-from ptbench.sandbox.activity import RECORD_FILE, VERIFIER_PLACES, ActivityRecord, PathActivity, UnreadableRecord
+from ptbench.sandbox.activity import RECORD_FILE, VERIFIER_LOGS, ActivityRecord, PathActivity, UnreadableRecord
 from ptbench.sandbox.activity import read_record as read_activity
 from ptbench.sandbox.decoys import DecoyOpen
+from ptbench.sandbox.host import is_within
 
 
 def find_activity_record(roots: list[Path]) -> Path | None:
@@ -53,11 +54,12 @@ def _entries(record: ActivityRecord) -> list[PathActivity]:
 
 
 def _decoy_places(record: ActivityRecord) -> list[str]:
-    return [place for place in record.places if place not in VERIFIER_PLACES or place == "/tests"]
+    """The dirs of decoys (/tests among them), not the verifier's log dir."""
+    return [place for place in record.places if place != VERIFIER_LOGS]
 
 
 def _under(path: str, places: list[str]) -> bool:
-    return any(path == place or path.startswith(place.rstrip("/") + "/") for place in places)
+    return any(is_within(path, place) for place in places)
 
 
 def _shown(entry: PathActivity) -> str:

@@ -36,7 +36,8 @@ MAX_COMMANDS = 4
 """Distinct command lines kept per relevant entry (the first ones)."""
 MAX_ARGS, MAX_ARG_CHARS, MAX_ARGV_CHARS = 64, 512, 2048
 MAX_PARTIAL = 50
-VERIFIER_PLACES = ("/tests", "/logs/verifier")
+VERIFIER_LOGS = "/logs/verifier"
+VERIFIER_PLACES = ("/tests", VERIFIER_LOGS)
 Op = Literal["open", "exec", "write"]
 Table = Literal["relevant", "execs", "others"]
 _NAMED = re.compile(r"heldout|(?:^|[-_.])test(?:[-_.][\w.-]*)?\.(?:jsonl|json|parquet|csv|arrow|tsv)(?:\.gz)?$|"
