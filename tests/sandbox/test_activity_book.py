@@ -58,6 +58,24 @@ def test_a_flood_of_other_paths_cannot_push_a_relevant_open_out():
     assert record.relevant_whole and not record.whole
 
 
+def test_the_benchmarks_own_files_are_kept_apart_from_a_flood():
+    """With the integrity checks' names (what `ptbench run` passes), a copy of HumanEval downloaded anywhere is
+    relevant: no flood of other opens pushes it out."""
+    from ptbench.integrity.recorded import watched_names
+
+    book = ActivityBook(list(PLACES), names=watched_names())
+    for index in range(MAX_OTHERS + 10):
+        book.add("open", f"/tmp/f/{index}", 0.0, None)
+    for path in ("/root/dl/HumanEval.jsonl.gz", "/root/x/grade_school_math/data/test.jsonl", "/a/gpqa_diamond.csv",
+                 "/root/.cache/huggingface/datasets/openai___gsm8k/main/test/x.arrow"):
+        book.add("open", path, 1.0, None)
+    book.add("open", "/ptbench/data/humaneval/mbpp_train.jsonl", 1.0, None)  # the allowed training file: not kept
+    record = book.record()
+    assert {e.path for e in record.relevant} == {"/root/dl/HumanEval.jsonl.gz", "/a/gpqa_diamond.csv",
+                                                 "/root/x/grade_school_math/data/test.jsonl",
+                                                 "/root/.cache/huggingface/datasets/openai___gsm8k/main/test/x.arrow"}
+
+
 def test_repeats_are_counted_not_kept_and_full_tables_say_so():
     book = ActivityBook(list(PLACES))
     for _ in range(1000):

@@ -105,12 +105,13 @@ class ActivityRecord(BaseModel):
         return self.relevant_whole and not self.dropped.get("others")
 
 
-def relevant(path: str, op: Op, places: tuple[str, ...]) -> bool:
-    """Whether the policy names `op` on `path`: anything under one of `places` or of a named file, a harness file
-    written (its reads are every honest import's)."""
+def relevant(path: str, op: Op, places: tuple[str, ...], names: re.Pattern[str] | None = None) -> bool:
+    """Whether the policy names `op` on `path`: anything under one of `places` or of a named file (`names`: the
+    benchmarks' own file names and hub ids, searched in the path), a harness file written (its reads are every honest
+    import's)."""
     return any(is_within(path, place) for place in places) or bool(
-        _NAMED.search(posixpath.basename(path)) or op == "write" and _HARNESS.search(path) and path.endswith(
-            _CODE))
+        _NAMED.search(posixpath.basename(path)) or names is not None and names.search(path)
+        or op == "write" and _HARNESS.search(path) and path.endswith(_CODE))
 
 
 def bounded_argv(argv: list[str]) -> list[str]:
@@ -129,8 +130,11 @@ def bounded_argv(argv: list[str]) -> list[str]:
 class ActivityBook:
     """The record as it grows (host side, one thread)."""
 
-    def __init__(self, places: list[str], mounts: list[str] | None = None) -> None:
+    def __init__(self, places: list[str], mounts: list[str] | None = None, names: str | None = None) -> None:
+        """`names`: a regex of the benchmarks' file names and hub ids (searched in a path, case-insensitive): the
+        opens it finds are relevant too, so no flood of other opens pushes them out."""
         self._places = tuple(sorted(set(places)))
+        self._names = re.compile(names, re.IGNORECASE) if names else None
         self._relevant: dict[tuple[str, str], PathActivity] = {}
         self._execs: dict[tuple[str, tuple[str, ...] | None], ExecActivity] = {}
         self._others: dict[tuple[str, str], int] = {}
@@ -148,7 +152,7 @@ class ActivityBook:
         """One open or write of `path` by a process whose command line was `argv` (None: not known)."""
         self.events += 1
         key = (path, op)
-        if relevant(path, op, self._places):
+        if relevant(path, op, self._places, self._names):
             entry = self._relevant.get(key)
             if entry is None:
                 if len(self._relevant) >= MAX_RELEVANT:

@@ -9,7 +9,9 @@ loop-mounted ext4 image of the task's storage_mb, default 10 GiB; "host": a plai
 and apparent bytes, default the sandbox's storage), `forward_ports` (ports of the host's 127.0.0.1 the
 sandbox reaches at the same port of its own 127.0.0.1, e.g. a model API; see forward.py), `forward_tasks` and
 `mount_tasks` (a port, a mount target -> the task dirs whose trials get it; the others do not), `egress_hosts`
-(name=address pairs a sandbox's egress proxy resolves itself, as /etc/hosts would; egress.py). Of the
+(name=address pairs a sandbox's egress proxy resolves itself, as /etc/hosts would; egress.py), `activity_names` (a
+regex of the benchmarks' file names and hub ids the activity record keeps apart: recorder.py; `ptbench run` passes
+the integrity checks' own). Of the
 task's Dockerfile, WORKDIR, ENV, USER, COPY and the users it creates are honoured, RUN steps are not run, and what
 cannot be honoured is refused (image.py); the sandbox offers the host's /usr, /etc, /opt, ptbench's own Python
 environment and the agent CLIs of `ptbench agents install` (on PATH), read-only, less the benchmark test data
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -117,6 +120,7 @@ class LocalEnvironment(BaseEnvironment):
         mount_tasks: dict[str, list[str]] | None = None,
         forward_tasks: dict[str, list[str]] | None = None,
         egress_hosts: str | list[str] | None = None,
+        activity_names: str | None = None,
         **kwargs: Any,
     ) -> None:
         # Read by the capability validators inside BaseEnvironment.__init__.
@@ -179,6 +183,9 @@ class LocalEnvironment(BaseEnvironment):
         self._holder_binds: list[Bind] = []
         self._decoys: DecoyWatch | None = None  # the agent phase's decoys (decoys.py)
         self._activity: ActivityRecorder | None = None  # the agent phase's opens, execs and writes (recorder.py)
+        self._activity_names = activity_names
+        if activity_names:
+            re.compile(activity_names)  # a bad pattern stops the job before any trial, not a recorder in one
         self._fresh = False  # no command has run since the holder started (then no process of the agent is left)
         # CPU and memory as Harbor resolves them (limit mode unless ignored), checked against what the host has.
         self._limits = task_limits(
@@ -259,7 +266,8 @@ class LocalEnvironment(BaseEnvironment):
                     asyncio.get_running_loop().add_reader(self._decoys.fd, self._decoys.drain)
                 binds = [*binds, *self._decoys.binds]
                 decoy_dirs = [bind.target for bind in self._decoys.binds]
-                self._activity = ActivityRecorder([*VERIFIER_PLACES, *decoy_dirs], held=decoy_dirs)
+                self._activity = ActivityRecorder([*VERIFIER_PLACES, *decoy_dirs], held=decoy_dirs,
+                                                  names=self._activity_names)
             if disk_tools is not None:
                 await asyncio.to_thread(mount_disk, disk_tools, env_dir.path, env_dir.root, self._storage)
             if self._forward_ports:

@@ -48,10 +48,10 @@ POLL_MS = 100
 class ActivityRecorder:
     """Hears one sandbox's mounts on a thread of its own, from `attach` to `stop`."""
 
-    def __init__(self, places: list[str], held: list[str]) -> None:
+    def __init__(self, places: list[str], held: list[str], names: str | None = None) -> None:
         """`places`: the dirs whose every entry is relevant; `held`: the mount points whose openers wait for the host
-        (the decoys and /tests)."""
-        self._book = ActivityBook(places)
+        (the decoys and /tests); `names`: the benchmarks' file names and hub ids (activity.py)."""
+        self._book = ActivityBook(places, names=names)
         self._held_places = held
         self._start = time.monotonic()
         self._stopping = threading.Event()
