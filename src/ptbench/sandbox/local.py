@@ -297,8 +297,8 @@ class LocalEnvironment(BaseEnvironment):
                 await asyncio.to_thread(self._activity.attach, self._holder.child_pid)
         except BaseException:
             self._close_decoys()
-            await self._finish_activity()
             await self._stop_processes()
+            await self._finish_activity()
             await self._release_limits()
             self._env_dir = None
             await asyncio.to_thread(env_dir.remove)
