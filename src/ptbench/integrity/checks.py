@@ -83,6 +83,11 @@ def before_evaluation(spec: TaskSpec, submission: Path, inputs: IntegrityInputs)
     decoys = find_decoy_record(logs)  # the local environment's, when it ran the agent
     if decoys is not None:
         results.append(timed(DECOYS, lambda: check_decoys(decoys)))
+    from ptbench.integrity.recorded import find_activity_record, judged_first
+
+    activity = find_activity_record(logs)  # the local environment's record of opens, execs and writes: first
+    if activity is not None:
+        results = judged_first(spec, activity, results)
     if inputs.base_dir is not None and submission.is_dir():
         base_dir = inputs.base_dir
         results.append(timed(SUBSTITUTION, lambda: check_provenance(submission, base_dir, family_checkpoints(spec))))

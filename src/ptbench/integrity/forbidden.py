@@ -21,7 +21,7 @@ import os
 import posixpath
 import re
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from ptbench.catalog.spec import TaskSpec
@@ -319,3 +319,31 @@ def _resolved(path: str, cwd: str) -> str:
     if path.startswith("~"):
         path = "/root" + path[1:]
     return posixpath.normpath(posixpath.join(cwd, path))
+
+
+HARNESS_CODE = (".py", ".pth", ".jinja", ".sh")
+"""A harness file written is an edit when it is code (ptbench's cache of built models, `.../ptbench/models/...`, is
+data its own commands write)."""
+
+
+def recorded_rules(spec: TaskSpec) -> Callable[[str, str], list[str]]:
+    """The path rules for one open, exec or write of a path as the sandbox's activity record gives it (the file the
+    kernel reached: no spelling, link or computed path in the way): what opening it breaks."""
+    rules = _Rules(spec)
+
+    def breaks(path: str, op: str) -> list[str]:
+        lowered, name = path.lower(), posixpath.basename(path).lower()
+        found = []
+        if _VERIFIER.match(path):
+            found.append("verifier files")
+        if not _own(path) and name.startswith("heldout") and ".json" in name:
+            found.append("held-out data")
+        if rules.files.search(lowered) or not _own(path) and _TEST_FILE.search(name) and rules.named.search(path):
+            found.append("test data file")
+        if rules.hub.search(path) and (rules.found.whole or _SELECTS_TEST.search(lowered)):
+            found.append("hub test data")
+        if op == "write" and HARNESS.search(path) and name.endswith(HARNESS_CODE):
+            found.append("harness edit")
+        return found
+
+    return breaks

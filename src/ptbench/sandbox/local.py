@@ -9,7 +9,9 @@ loop-mounted ext4 image of the task's storage_mb, default 10 GiB; "host": a plai
 and apparent bytes, default the sandbox's storage), `forward_ports` (ports of the host's 127.0.0.1 the
 sandbox reaches at the same port of its own 127.0.0.1, e.g. a model API; see forward.py), `forward_tasks` and
 `mount_tasks` (a port, a mount target -> the task dirs whose trials get it; the others do not), `egress_hosts`
-(name=address pairs a sandbox's egress proxy resolves itself, as /etc/hosts would; egress.py). Of the
+(name=address pairs a sandbox's egress proxy resolves itself, as /etc/hosts would; egress.py), `activity_names` (a
+regex of the benchmarks' file names and hub ids the activity record keeps apart: recorder.py; `ptbench run` passes
+the integrity checks' own). Of the
 task's Dockerfile, WORKDIR, ENV, USER, COPY and the users it creates are honoured, RUN steps are not run, and what
 cannot be honoured is refused (image.py); the sandbox offers the host's /usr, /etc, /opt, ptbench's own Python
 environment and the agent CLIs of `ptbench agents install` (on PATH), read-only, less the benchmark test data
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -36,6 +39,7 @@ from ptbench.files import write_model_json
 from ptbench.sandbox import collection
 from ptbench.sandbox import files as sandbox_files
 from ptbench.sandbox import seccomp as sandbox_seccomp
+from ptbench.sandbox.activity import VERIFIER_PLACES
 from ptbench.sandbox.decoys import RECORD_FILE, DecoyWatch, write_record
 from ptbench.sandbox.disk import find_disk_tools, mount_disk, storage_bytes
 from ptbench.sandbox.egress import SandboxEgress, hand_to_verifier
@@ -73,6 +77,9 @@ from ptbench.sandbox.masks import is_separate_verifier, masked_dirs
 from ptbench.sandbox.network import SandboxNetwork, route_tool
 from ptbench.sandbox.notes import note_ignored_installs
 from ptbench.sandbox.process import Holder, run_command
+from ptbench.sandbox.recorder import ActivityRecorder
+from ptbench.sandbox.recorder import hand_to_verifier as hand_activity
+from ptbench.sandbox.recorder import write_record as write_activity
 from ptbench.sandbox.roots import EnvDir, base_dir, sweep_stale
 from ptbench.sandbox.spawn import Preexec, Spawner
 from ptbench.sandbox.usage import write_usage
@@ -113,6 +120,7 @@ class LocalEnvironment(BaseEnvironment):
         mount_tasks: dict[str, list[str]] | None = None,
         forward_tasks: dict[str, list[str]] | None = None,
         egress_hosts: str | list[str] | None = None,
+        activity_names: str | None = None,
         **kwargs: Any,
     ) -> None:
         # Read by the capability validators inside BaseEnvironment.__init__.
@@ -174,6 +182,10 @@ class LocalEnvironment(BaseEnvironment):
         self._spawner: Spawner | None = None  # the confined thread that starts every command
         self._holder_binds: list[Bind] = []
         self._decoys: DecoyWatch | None = None  # the agent phase's decoys (decoys.py)
+        self._activity: ActivityRecorder | None = None  # the agent phase's opens, execs and writes (recorder.py)
+        self._activity_names = activity_names
+        if activity_names:
+            re.compile(activity_names)  # a bad pattern stops the job before any trial, not a recorder in one
         self._fresh = False  # no command has run since the holder started (then no process of the agent is left)
         # CPU and memory as Harbor resolves them (limit mode unless ignored), checked against what the host has.
         self._limits = task_limits(
@@ -253,6 +265,9 @@ class LocalEnvironment(BaseEnvironment):
                 if self._decoys.fd >= 0:
                     asyncio.get_running_loop().add_reader(self._decoys.fd, self._decoys.drain)
                 binds = [*binds, *self._decoys.binds]
+                decoy_dirs = [bind.target for bind in self._decoys.binds]
+                self._activity = ActivityRecorder([*VERIFIER_PLACES, *decoy_dirs], held=decoy_dirs,
+                                                  names=self._activity_names)
             if disk_tools is not None:
                 await asyncio.to_thread(mount_disk, disk_tools, env_dir.path, env_dir.root, self._storage)
             if self._forward_ports:
@@ -278,9 +293,12 @@ class LocalEnvironment(BaseEnvironment):
             verifier = is_separate_verifier(self.session_id, self.trial_paths.trial_dir)
             self._egress.open(Path(self.trial_paths.trial_dir), "verifier" if verifier else "agent")
             await self._start_holder(seccomp)
+            if self._activity is not None and self._holder is not None:
+                await asyncio.to_thread(self._activity.attach, self._holder.child_pid)
         except BaseException:
             self._close_decoys()
             await self._stop_processes()
+            await self._finish_activity()
             await self._release_limits()
             self._env_dir = None
             await asyncio.to_thread(env_dir.remove)
@@ -333,12 +351,14 @@ class LocalEnvironment(BaseEnvironment):
             self._holder_binds = [bind for bind in self._holder_binds if bind not in self._decoys.tests_binds]
             self._close_decoys()
             await asyncio.to_thread(self._hand_record)
+        await self._finish_activity()
         await self._start_holder(sandbox_seccomp.program())
 
     async def stop(self, delete: bool) -> None:
         """Kill every process of the sandbox; remove its root when delete, else keep it for inspection."""
         self._close_decoys()
         await self._stop_processes()
+        await self._finish_activity()
         await asyncio.to_thread(self._record_usage)  # an agent phase that no verifier ended (a timeout, say)
         await self._release_limits()
         self._egress.close()
@@ -466,6 +486,7 @@ class LocalEnvironment(BaseEnvironment):
             self._egress.begin_verifier()
             # the agent's egress record (the trial's own, never one the agent wrote), for the verifier with its logs
             await asyncio.to_thread(hand_to_verifier, Path(self.trial_paths.trial_dir), paths)
+            await asyncio.to_thread(hand_activity, Path(self.trial_paths.trial_dir), paths)
         await asyncio.to_thread(sandbox_files.upload_dir, Path(source_dir), target)
 
     async def download_file(self, source_path: str, target_path: Path | str) -> None:
@@ -522,6 +543,13 @@ class LocalEnvironment(BaseEnvironment):
         if decoys.fd >= 0:
             asyncio.get_running_loop().remove_reader(decoys.fd)
         write_record(Path(self.trial_paths.trial_dir), decoys.close())
+
+    async def _finish_activity(self) -> None:
+        """Once the agent phase's processes have ended: its activity record beside Harbor's trial files."""
+        recorder, self._activity = self._activity, None
+        if recorder is not None:
+            record = await asyncio.to_thread(recorder.stop)
+            await asyncio.to_thread(write_activity, Path(self.trial_paths.trial_dir), record)
 
     def _hand_record(self) -> None:
         """The trial's decoy record into the sandbox's agent log dir, for a verifier that runs here (no agent process

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from ptbench.errors import first_line
 from ptbench.files import UnsafeFile, file_inside, read_untrusted_text
+from ptbench.sandbox import activity
 
 RESULT = "result.json"
 CONFIG = "config.json"
@@ -28,7 +29,7 @@ EXIT_CODE = "agent/exit-code.txt"
 TASK_SPEC = "tests/task.json"
 CAPS = {
     "result.json": 64 << 20, "config.json": 64 << 20, "details.json": 16 << 20, "exit-code.txt": 64,
-    "task.json": 1 << 20,
+    "task.json": 1 << 20, activity.RECORD_FILE: activity.MAX_RECORD_BYTES,
 }
 """Each file's cap in bytes, by file name (details.json holds a verdict's integrity evidence)."""
 DEFAULT_CAP = 1 << 20
