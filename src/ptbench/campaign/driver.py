@@ -16,7 +16,17 @@ from pathlib import Path
 
 from ptbench.campaign import slurm
 from ptbench.campaign.execute import infrastructure_failures, sweep_lost
-from ptbench.campaign.layout import CampaignDir, CampaignRecord, Submission, is_locked, now, try_lock
+from ptbench.campaign.failures import NOT_STARTED
+from ptbench.campaign.layout import (
+    Attempt,
+    CampaignDir,
+    CampaignRecord,
+    Submission,
+    TrialPaths,
+    is_locked,
+    now,
+    try_lock,
+)
 from ptbench.campaign.plan import PlannedTrial
 from ptbench.campaign.spec import LocalBackend
 from ptbench.campaign.state import effective_attempts, gpu_hours_spent, retry_time
@@ -95,15 +105,16 @@ def drive_local(campaign: CampaignDir, log: Path | None = None) -> bool:
     backend = record.spec.backend
     assert isinstance(backend, LocalBackend)
     free = host_gpus()
-    running: dict[str, tuple[subprocess.Popen[bytes], list[str]]] = {}
+    running: dict[str, tuple[subprocess.Popen[bytes], list[str], int]] = {}
     with try_lock(campaign.root / "driver.lock") as got:
         if not got:
             return False
         while True:
-            for trial_id, (process, gpus) in list(running.items()):
+            for trial_id, (process, gpus, before) in list(running.items()):
                 if process.poll() is not None:
                     free.extend(gpus)
                     del running[trial_id]
+                    _note_silent_exit(campaign.trial(trial_id), before, process.returncode)
             waiting = False
             capped = not within_cap(record, campaign)
             for trial in record.trials:
@@ -121,12 +132,23 @@ def drive_local(campaign: CampaignDir, log: Path | None = None) -> bool:
                 if capped or delay > 0 or len(running) >= backend.concurrency or trial.budget.gpus > len(free):
                     continue
                 gpus, free = free[:trial.budget.gpus], free[trial.budget.gpus:]
-                running[trial.id] = (_start(campaign, trial, gpus, log), gpus)
+                running[trial.id] = (_start(campaign, trial, gpus, log), gpus, len(paths.attempts()))
             if not running and not waiting:
                 return True
             if not running and capped:
                 return True
             time.sleep(POLL_SECONDS)
+
+
+def _note_silent_exit(paths: TrialPaths, before: int, code: int) -> None:
+    """A run-trial that exited without recording an attempt (it could not start at all) is recorded as one that did
+    not start, so that it counts against the limit instead of being started again and again."""
+    with try_lock(paths.lock) as free:
+        attempts = paths.attempts()
+        if free and len(attempts) == before and paths.done() is None:
+            paths.save_attempt(Attempt(number=before + 1, started_at=now(), ended_at=now(), outcome="infrastructure",
+                                       status=NOT_STARTED, reason=f"run-trial exited {code} before the trial began "
+                                       "(see logs/trials.log)"))
 
 
 def _start(campaign: CampaignDir, trial: PlannedTrial, gpus: list[str], log: Path | None) -> subprocess.Popen[bytes]:

@@ -120,6 +120,11 @@ class Submissions(BaseModel):
     jobs: tuple[Submission, ...] = ()
 
 
+def _save(path: Path, model: BaseModel) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_model_json(path, model)
+
+
 def _load[M: BaseModel](path: Path, model: type[M]) -> M | None:
     """A file of ours, or None when absent; a torn or foreign one is a UserError."""
     try:
@@ -157,33 +162,33 @@ class TrialPaths:
         return sorted(found, key=lambda a: a.number)
 
     def save_attempt(self, attempt: Attempt) -> None:
-        write_model_json(self.attempt_file(attempt.number), attempt)
+        _save(self.attempt_file(attempt.number), attempt)
 
     def done(self) -> Done | None:
         return _load(self.root / "done.json", Done)
 
     def mark_done(self, done: Done) -> None:
-        write_model_json(self.root / "done.json", done)
+        _save(self.root / "done.json", done)
 
     def cancelled(self) -> Cancelled | None:
         return _load(self.root / "cancelled.json", Cancelled)
 
     def mark_cancelled(self) -> None:
-        write_model_json(self.root / "cancelled.json", Cancelled(at=now()))
+        _save(self.root / "cancelled.json", Cancelled(at=now()))
 
     def extra_attempts(self) -> int:
         grants = _load(self.root / "retry.json", Grants)
         return grants.extra_attempts if grants is not None else 0
 
     def grant_attempt(self) -> None:
-        write_model_json(self.root / "retry.json", Grants(extra_attempts=self.extra_attempts() + 1))
+        _save(self.root / "retry.json", Grants(extra_attempts=self.extra_attempts() + 1))
 
     def submissions(self) -> Submissions:
         return _load(self.root / "submissions.json", Submissions) or Submissions()
 
     def add_submission(self, submission: Submission) -> None:
         current = self.submissions()
-        write_model_json(self.root / "submissions.json", Submissions(jobs=(*current.jobs, submission)))
+        _save(self.root / "submissions.json", Submissions(jobs=(*current.jobs, submission)))
 
 
 class CampaignDir:
@@ -218,7 +223,7 @@ class CampaignDir:
         return (self.root / "cancelled.json").exists()
 
     def mark_cancelled(self) -> None:
-        write_model_json(self.root / "cancelled.json", Cancelled(at=now()))
+        _save(self.root / "cancelled.json", Cancelled(at=now()))
 
 
 @contextlib.contextmanager
