@@ -18,7 +18,6 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from slurm_cluster import SlurmCluster, slurm_available, slurm_cluster  # noqa: E402
-
 from tests.conftest import run_cli  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -118,7 +118,8 @@ class SlurmCluster:
         key = self.sock_dir / "munge.key"
         key.write_bytes(os.urandom(1024))
         key.chmod(0o600)
-        self._munged = self._spawn("munged", "-F", "-f", f"--key-file={key}", f"--socket={self.sock_dir / 'munge.sock'}",
+        self._munged = self._spawn("munged", "-F", "-f", f"--key-file={key}",
+                                   f"--socket={self.sock_dir / 'munge.sock'}",
                                    f"--pid-file={self.sock_dir / 'munged.pid'}",
                                    f"--log-file={self.root / 'logs' / 'munged.log'}",
                                    f"--seed-file={self.sock_dir / 'munged.seed'}")

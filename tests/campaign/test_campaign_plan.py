@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.conftest import run_cli
 
 from ptbench.campaign.plan import check_cap, plan, totals, trial_id
 from ptbench.campaign.spec import AgentEntry, CampaignSpec, load_campaign
 from ptbench.errors import UserError
-from tests.conftest import run_cli
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "campaigns"
 HELLO = Path(__file__).resolve().parents[1] / "fixtures" / "harbor_tasks" / "hello"
@@ -37,7 +37,8 @@ def test_trial_ids_are_stable_and_do_not_move_when_the_matrix_grows() -> None:
     assert len({t.id for t in grown}) == len(grown) == 12
     assert small[0].id == trial_id("frogs-single-tiny", AgentEntry(name="reference"), 0)
     # two agents that read alike (same name, other model) stay apart
-    assert trial_id("t", AgentEntry(name="codex", model="a"), 0) != trial_id("t", AgentEntry(name="codex", model="b"), 0)
+    codex = AgentEntry(name="codex", model="a")
+    assert trial_id("t", codex, 0) != trial_id("t", codex.model_copy(update={"model": "b"}), 0)
 
 
 def test_budget_overrides_reach_every_trial_and_the_gpu_hours() -> None:
