@@ -137,9 +137,12 @@ def _job_config(record: CampaignRecord, trial: PlannedTrial, job_dir: Path, gpus
     if missing:
         raise UserError(f"the agent's secrets are not set where the trial runs: {', '.join(missing)}")
     env = {**agent.env, **{name: os.environ[name] for name in agent.secrets}}
-    environment = jobs.resolve_environment("local")
-    if gpus:
-        environment = environment.model_copy(update={"kwargs": {**environment.kwargs, "gpu_indices": list(gpus)}})
+    named = record.spec.environment
+    environment = jobs.resolve_environment(named.name)
+    kwargs = {**environment.kwargs, **named.kwargs}
+    if gpus and jobs.is_local(environment):
+        kwargs["gpu_indices"] = list(gpus)
+    environment = environment.model_copy(update={"kwargs": kwargs, "env": {**environment.env, **named.env}})
     config = jobs.build_job_config(
         job_name=job_dir.name, jobs_dir=job_dir.parent,
         tasks=[TaskConfig(path=Path(record.task_dirs[trial.task]))], agents=[agent.spec], seeds=1,

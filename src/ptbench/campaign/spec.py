@@ -104,6 +104,16 @@ class SlurmBackend(_Strict):
 Backend = Annotated[LocalBackend | SlurmBackend, Field(discriminator="kind")]
 
 
+class EnvironmentSpec(_Strict):
+    """The environment each trial runs in on its node: ptbench's local sandbox, or any Harbor environment."""
+
+    name: str = Field("local", description="local, a Harbor environment type (docker, ...) or module:Class")
+    env: dict[str, str] = Field(default_factory=dict, description="variables for every command of the trial's "
+                                "environments (agent and verifier); no secrets")
+    kwargs: dict[str, object] = Field(default_factory=dict, description="the environment's settings (the local "
+                                      "one's ro_paths, pids_limit, ...)")
+
+
 class DataSpec(_Strict):
     """The benchmark data the tasks carry: a data directory, built from local copies when missing."""
 
@@ -123,6 +133,7 @@ class CampaignSpec(_Strict):
     seeds: int = Field(1, ge=1, le=1000)
     budget: Budget = Budget()
     backend: Backend = LocalBackend()
+    environment: EnvironmentSpec = EnvironmentSpec()
     retry: RetryPolicy = RetryPolicy()
     cost: Cost = Cost()
     data: DataSpec = DataSpec()
