@@ -9,8 +9,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ptbench.sandbox.gpus import device_dir
 from ptbench.errors import UserError
+from ptbench.sandbox.gpus import device_dir
 
 _GPU_INDEXED_NODE = re.compile(r"^nvidia\d+$")
 

@@ -73,7 +73,7 @@ from ptbench.sandbox.masks import is_separate_verifier, masked_dirs
 from ptbench.sandbox.network import SandboxNetwork, route_tool
 from ptbench.sandbox.notes import note_ignored_installs
 from ptbench.sandbox.process import Holder, run_command
-from ptbench.sandbox.roots import EnvDir, base_dir, sweep_stale
+from ptbench.sandbox.roots import EnvDir, base_dir, sweep_every_base
 from ptbench.sandbox.spawn import Preexec, Spawner
 from ptbench.sandbox.usage import write_usage
 from ptbench.tinker_meter import RELAY_FILE, RelayRecord
@@ -247,7 +247,7 @@ class LocalEnvironment(BaseEnvironment):
         tools = find_tools()
         disk_tools = find_disk_tools() if self._disk_image else None
         seccomp = sandbox_seccomp.program()
-        await asyncio.to_thread(sweep_stale, self._sandbox_base)
+        await asyncio.to_thread(sweep_every_base, self._sandbox_base)
         env_dir = await asyncio.to_thread(EnvDir, self._sandbox_base, self.session_id)
         binds = self._binds
         try:
