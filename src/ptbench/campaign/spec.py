@@ -101,7 +101,14 @@ class SlurmBackend(_Strict):
         return self.partition or settings().slurm_partition or ""
 
 
-Backend = Annotated[LocalBackend | SlurmBackend, Field(discriminator="kind")]
+class ShardsBackend(_Strict):
+    """Another scheduler runs the trials: each of its jobs runs `ptbench campaign run-trial DIR --index K`; ptbench
+    starts nothing and reads the trial dirs alone."""
+
+    kind: Literal["shards"] = "shards"
+
+
+Backend = Annotated[LocalBackend | SlurmBackend | ShardsBackend, Field(discriminator="kind")]
 
 
 class EnvironmentSpec(_Strict):

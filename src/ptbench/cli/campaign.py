@@ -64,14 +64,18 @@ def plan_command(
 def submit(file: FileArg, name: NameOption = None) -> None:
     """Create the campaign's directory (.ptbench/campaigns/NAME/) and start its trials; prints the directory last."""
     from ptbench.campaign import driver, prepare
-    from ptbench.campaign.spec import LocalBackend, load_campaign
+    from ptbench.campaign.spec import LocalBackend, ShardsBackend, load_campaign
     from ptbench.paths import work_dir
 
     spec = load_campaign(file, name)
     if isinstance(spec.backend, LocalBackend):
         _check_local_gpus(spec, file)
     campaign = prepare.create(spec, file, prepare.campaign_root(work_dir().resolve(), spec.name))
-    if isinstance(spec.backend, LocalBackend):
+    if isinstance(spec.backend, ShardsBackend):
+        count = len(campaign.record().trials)
+        print(f"nothing started: run `ptbench campaign run-trial {campaign.root} --index K` for K in 0..{count - 1}",
+              file=sys.stderr)
+    elif isinstance(spec.backend, LocalBackend):
         pid = driver.start_local_driver(campaign)
         print(f"local driver {'started (pid ' + str(pid) + ')' if pid else 'already running'}; "
               f"log {campaign.logs / 'driver.log'}", file=sys.stderr)
@@ -104,7 +108,7 @@ def _view(campaign: CampaignDir) -> CampaignView:
     if isinstance(record.spec.backend, SlurmBackend):
         queue = slurm.queue(record)
         return campaign_view(campaign, queue, "slurm" if queue is not None else "slurm (controller not answering)")
-    return campaign_view(campaign, None, "local")
+    return campaign_view(campaign, None, record.spec.backend.kind)
 
 
 @campaign_app.command("status")
@@ -149,7 +153,6 @@ def _summary(view: CampaignView) -> str:
 @campaign_app.command("retry")
 def retry(directory: DirArg, trial: TrialOption = None) -> None:
     """Run failed infrastructure trials again (the named ones, else all): one more attempt each, past the limit."""
-    from ptbench.campaign.spec import SlurmBackend
 
     campaign = _open(directory)
     view = _view(campaign)
@@ -159,7 +162,7 @@ def retry(directory: DirArg, trial: TrialOption = None) -> None:
         if not t.will_retry:
             campaign.trial(t.id).grant_attempt()
     print(f"{len(again)} trial(s) to run again", file=sys.stderr)
-    _move(campaign, isinstance(campaign.record().spec.backend, SlurmBackend))
+    _move(campaign)
 
 
 def _chosen(view: CampaignView, names: list[str] | None):  # noqa: ANN202
@@ -172,13 +175,16 @@ def _chosen(view: CampaignView, names: list[str] | None):  # noqa: ANN202
     return [known[name] for name in names]
 
 
-def _move(campaign: CampaignDir, on_slurm: bool) -> None:
+def _move(campaign: CampaignDir) -> None:
+    """Start what is due: Slurm jobs, a local driver; nothing for shards (their scheduler reruns run-trial)."""
     from ptbench.campaign import driver
+    from ptbench.campaign.spec import LocalBackend, SlurmBackend
 
-    if on_slurm:
+    backend = campaign.record().spec.backend
+    if isinstance(backend, SlurmBackend):
         if driver.reconcile_slurm(campaign) is None:
             raise UserError("the Slurm controller did not answer (squeue); try again when it is back")
-    else:
+    elif isinstance(backend, LocalBackend):
         driver.start_local_driver(campaign)
 
 
@@ -186,7 +192,7 @@ def _move(campaign: CampaignDir, on_slurm: bool) -> None:
 def cancel(directory: DirArg, trial: TrialOption = None) -> None:
     """Stop trials for good (the named ones, else the whole campaign): their jobs are cancelled, nothing reruns."""
     from ptbench.campaign import slurm
-    from ptbench.campaign.spec import SlurmBackend
+    from ptbench.campaign.spec import LocalBackend, SlurmBackend
 
     campaign = _open(directory)
     record = campaign.record()
@@ -199,7 +205,7 @@ def cancel(directory: DirArg, trial: TrialOption = None) -> None:
         campaign.mark_cancelled()
     if isinstance(record.spec.backend, SlurmBackend):
         slurm.cancel([t.scheduler_job for t in chosen if t.scheduler_job and t.scheduler_state])
-    else:
+    elif isinstance(record.spec.backend, LocalBackend):
         _stop_local(campaign, [t.id for t in chosen])
     print(f"cancelled {len(chosen)} trial(s) of {record.spec.name}")
 
@@ -244,17 +250,18 @@ def wait(
     quiet: Annotated[bool, typer.Option("--quiet", help="no progress lines")] = False,
 ) -> None:
     """Block until every trial is done or failed for good, retrying the machine's failures meanwhile (locally: run
-    the trials, unless another driver does)."""
+    the trials, unless another driver does; shards: only watch)."""
     from ptbench.campaign import driver
-    from ptbench.campaign.spec import SlurmBackend
+    from ptbench.campaign.spec import LocalBackend, SlurmBackend
 
     campaign = _open(directory)
-    on_slurm = isinstance(campaign.record().spec.backend, SlurmBackend)
+    backend = campaign.record().spec.backend
+    on_slurm = isinstance(backend, SlurmBackend)
     last = ""
     while True:
         if on_slurm:
             driver.reconcile_slurm(campaign)
-        else:
+        elif isinstance(backend, LocalBackend):
             driver.drive_local(campaign, campaign.logs / "trials.log")  # returns at once when another drives it
         view = _view(campaign)
         line = _summary(view)
@@ -263,7 +270,7 @@ def wait(
             last = line
         if view.finished and not (on_slurm and view.scheduler and "not answering" in view.scheduler):
             break
-        time.sleep(poll if on_slurm else driver.POLL_SECONDS * 2)
+        time.sleep(driver.POLL_SECONDS * 2 if isinstance(backend, LocalBackend) else poll)
     if any(t.state == "failed" for t in view.trials):
         raise typer.Exit(1)
 
