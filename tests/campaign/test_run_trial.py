@@ -103,3 +103,26 @@ def test_run_trial_on_a_dir_that_is_no_campaign_is_one_line(tmp_path: Path) -> N
     done = subprocess.run([sys.executable, "-m", "ptbench.cli.main", "campaign", "run-trial", str(tmp_path),
                            "--index", "0"], capture_output=True, text=True)
     assert done.returncode == 2 and "not a campaign directory" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_campaign_stops_starting_trials_when_the_measured_spend_reaches_the_cap(tmp_path: Path,
+                                                                                   monkeypatch) -> None:
+    from datetime import timedelta
+
+    from ptbench.campaign.driver import drive_local, within_cap
+
+    gpu_task = tmp_path / "one-gpu"
+    shutil.copytree(HELLO, gpu_task)
+    (gpu_task / "task.toml").write_text('schema_version = "1.4"\n[agent]\ntimeout_sec = 60.0\n[verifier]\n'
+                                        'timeout_sec = 60.0\n[environment]\ngpus = 1\n')
+    campaign = _campaign(tmp_path, [gpu_task], extra="[cost]\nmax_gpu_hours = 0.5\n")
+    record = campaign.record()
+    assert within_cap(record, campaign)
+    paths = campaign.trial(record.trials[0].id)
+    start = datetime.now(UTC) - timedelta(hours=1)  # an attempt that held its GPU for an hour: the cap is spent
+    paths.save_attempt(Attempt(number=1, started_at=start, ended_at=datetime.now(UTC), outcome="infrastructure",
+                               status="sandbox-died", gpus=("0",)))
+    assert not within_cap(record, campaign)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")  # a GPU to hand out: only the cap holds the retry back
+    assert drive_local(campaign) is True  # returns without starting the retry
+    assert len(paths.attempts()) == 1 and paths.done() is None
