@@ -126,3 +126,16 @@ def test_slurm_trials_use_their_jobs_allocation_only(slurm: SlurmCluster, tmp_pa
     allocated = sorted(gpu for t in view["trials"] for a in t["attempts"] for gpu in a["gpus"])
     assert len(allocated) == 2  # one GPU each, Slurm's choice (SLURM_JOB_GPUS)
     assert sorted(_assert_own_gpus(_seen(directory / "trials"), 2, disjoint=False)) == allocated
+
+
+def test_a_local_campaign_hands_each_trial_its_own_gpu(tmp_path: Path) -> None:
+    dev = tmp_path / "dev"
+    make_fake_gpus(dev, 2)
+    env = {"PTBENCH_DEV_DIR": str(dev)}
+    file = write_campaign(tmp_path, "localgpus", [GPUSEEN], seeds=2, concurrency=2)
+    directory = submit(file, tmp_path, env)
+    done = campaign_cli("wait", str(directory), "--quiet", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    view = status(directory, tmp_path, env)
+    assert sorted(gpu for t in view["trials"] for a in t["attempts"] for gpu in a["gpus"]) == ["0", "1"]
+    _assert_own_gpus(_seen(directory / "trials"), 2)

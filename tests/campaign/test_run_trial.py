@@ -126,3 +126,18 @@ def test_the_campaign_stops_starting_trials_when_the_measured_spend_reaches_the_
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")  # a GPU to hand out: only the cap holds the retry back
     assert drive_local(campaign) is True  # returns without starting the retry
     assert len(paths.attempts()) == 1 and paths.done() is None
+
+
+def test_retry_grants_a_trial_out_of_attempts_one_more(tmp_path: Path) -> None:
+    campaign = _campaign(tmp_path, [HELLO], max_attempts=1)
+    paths = campaign.trial(campaign.record().trials[0].id)
+    paths.save_attempt(Attempt(number=1, started_at=datetime.now(UTC), ended_at=datetime.now(UTC),
+                               outcome="infrastructure", status="sandbox-died", reason="killed"))
+    (view,) = json.loads(campaign_cli("status", str(campaign.root), "--json", cwd=tmp_path).stdout)["trials"]
+    assert (view["state"], view["will_retry"], view["status"]) == ("failed", False, "sandbox-died")
+    unknown = campaign_cli("retry", str(campaign.root), "--trial", "nope", cwd=tmp_path)
+    assert unknown.returncode == 2 and "no trial 'nope'" in unknown.stderr
+    assert campaign_cli("retry", str(campaign.root), cwd=tmp_path).returncode == 0  # starts the local driver
+    done = campaign_cli("wait", str(campaign.root), "--quiet", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [a.status for a in paths.attempts()] == ["sandbox-died", "ok"]
