@@ -90,3 +90,12 @@ def test_plan_prints_the_trials_and_the_cost(tmp_path: Path) -> None:
     assert done.stdout.strip().splitlines()[-1] == "campaign tiny-local: 4 trials, up to 0.0 GPU-hours, cost 0.00"
     bad = run_cli("campaign", "plan", str(tmp_path / "missing.toml"))
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and "cannot read campaign file" in bad.stderr
+
+
+def test_submit_refuses_an_unknown_agent_before_anything_is_written(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(f'name = "badagent"\ntasks = ["{HELLO}"]\n[[agents]]\nname = "no-such-agent"\n'
+                    '[backend]\nkind = "shards"\n')
+    done = run_cli("campaign", "submit", str(path), cwd=tmp_path)
+    assert done.returncode == 2 and "unknown agent 'no-such-agent'" in done.stderr
+    assert not (tmp_path / ".ptbench" / "campaigns" / "badagent").exists()

@@ -15,11 +15,15 @@ import os
 import socket
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ptbench.campaign.failures import LOST, outcome_of
 from ptbench.campaign.layout import Attempt, CampaignDir, CampaignRecord, Done, TrialPaths, now, try_lock
 from ptbench.campaign.plan import PlannedTrial
 from ptbench.errors import UserError, first_line
+
+if TYPE_CHECKING:
+    from harbor.models.job.config import JobConfig
 
 EXIT_DONE = 0
 EXIT_RETRY = 75
@@ -125,7 +129,7 @@ def _ended(attempt: Attempt, outcome: str, status: str, reason: str | None, job_
                                    "ended_at": now(), "job_dir": str(job_dir)})
 
 
-def _job_config(record: CampaignRecord, trial: PlannedTrial, job_dir: Path, gpus: tuple[str, ...]):  # noqa: ANN202
+def _job_config(record: CampaignRecord, trial: PlannedTrial, job_dir: Path, gpus: tuple[str, ...]) -> JobConfig:
     """`ptbench run`'s job config for this one trial: its task, its agent with its settings and secrets, its seed."""
     from harbor.models.trial.config import TaskConfig
 

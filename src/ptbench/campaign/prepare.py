@@ -33,6 +33,7 @@ def create(spec: CampaignSpec, source: Path, root: Path) -> CampaignDir:
             raise UserError(f"campaign {spec.name} already exists at {root} with another plan; name this one "
                             "with --name, or continue that one with its own commands")
         return campaign
+    _check_agents(spec)
     root.mkdir(parents=True, exist_ok=True)
     data_dir = _data_dir(spec, base, root)
     task_dirs = {task: str(_task_dir(task, base, root / "tasks", spec.budget, data_dir)) for task in spec.tasks}
@@ -40,6 +41,16 @@ def create(spec: CampaignSpec, source: Path, root: Path) -> CampaignDir:
                             python=sys.executable, submitted_at=now())
     write_model_json(campaign.record_path, record)
     return campaign
+
+
+def _check_agents(spec: CampaignSpec) -> None:
+    """Every agent resolves as `ptbench run --agent` would (an unknown one is refused now, not on every node)."""
+    from ptbench.run.agents import resolve_agent
+    from ptbench.run.launch import quiet_harbor
+
+    quiet_harbor()
+    for agent in spec.agents:
+        resolve_agent(agent.spec)
 
 
 def _data_dir(spec: CampaignSpec, base: Path, root: Path) -> Path | None:

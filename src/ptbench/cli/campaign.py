@@ -17,7 +17,8 @@ from ptbench.errors import UserError
 
 if TYPE_CHECKING:
     from ptbench.campaign.layout import CampaignDir
-    from ptbench.campaign.state import CampaignView
+    from ptbench.campaign.spec import CampaignSpec
+    from ptbench.campaign.state import CampaignView, TrialView
 
 campaign_app = typer.Typer(help="Campaigns: tasks x agents x seeds on this machine, on Slurm, or by shards.",
                            no_args_is_help=True)
@@ -88,7 +89,7 @@ def submit(file: FileArg, name: NameOption = None) -> None:
     print(campaign.root)
 
 
-def _check_local_gpus(spec, file: Path) -> None:  # noqa: ANN001
+def _check_local_gpus(spec: CampaignSpec, file: Path) -> None:
     """A trial asking for more GPUs than this host has is refused before anything runs."""
     from ptbench.campaign.driver import host_gpus
     from ptbench.campaign.plan import plan
@@ -165,7 +166,7 @@ def retry(directory: DirArg, trial: TrialOption = None) -> None:
     _move(campaign)
 
 
-def _chosen(view: CampaignView, names: list[str] | None):  # noqa: ANN202
+def _chosen(view: CampaignView, names: list[str] | None) -> list[TrialView]:
     if not names:
         return list(view.trials)
     known = {t.id: t for t in view.trials}
