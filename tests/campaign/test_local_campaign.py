@@ -22,7 +22,7 @@ from conftest import (
     write_campaign,
 )
 
-pytestmark = pytest.mark.heavy(60)
+pytestmark = pytest.mark.heavy(120)
 
 
 def test_a_local_campaign_survives_a_killed_trial_and_lands_once_in_the_store(tmp_path: Path) -> None:
@@ -66,3 +66,27 @@ def test_cancel_stops_a_trial_for_good(tmp_path: Path) -> None:
     store = tmp_path / "s.sqlite"
     assert campaign_cli("gather", str(directory), "--store", str(store), cwd=tmp_path).returncode == 0
     assert store_trials(store) == []
+
+
+def test_a_campaign_whose_driver_died_resumes_from_its_directory(tmp_path: Path) -> None:
+    import re
+
+    file = write_campaign(tmp_path, "resume", [NAPPING], seeds=2, concurrency=2, stagger=1)
+    done = campaign_cli("submit", str(file), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    directory = Path(done.stdout.strip().splitlines()[-1])
+    driver = int(re.search(r"local driver started \(pid (\d+)\)", done.stderr).group(1))  # type: ignore[union-attr]
+    trial = json.loads((directory / "campaign.json").read_text())["trials"][0]["id"]
+    wait_for(lambda: running_attempt_pid(directory, trial), "the agent to nap")
+    kill_all(descendants(driver))  # the login node rebooted: the driver and every trial it ran are gone
+    again = campaign_cli("submit", str(file), cwd=tmp_path)  # the same file again: the same campaign, resumed
+    assert again.returncode == 0, again.stderr
+    assert Path(again.stdout.strip().splitlines()[-1]) == directory
+    assert campaign_cli("wait", str(directory), "--quiet", cwd=tmp_path).returncode == 0
+    view = status(directory, tmp_path)
+    assert view["counts"]["done"] == 2
+    assert "lost" in [a["status"] for a in {t["id"]: t for t in view["trials"]}[trial]["attempts"]]
+    changed = file.read_text().replace("seeds = 2", "seeds = 3")
+    file.write_text(changed)
+    other = campaign_cli("submit", str(file), cwd=tmp_path)
+    assert other.returncode == 2 and "already exists" in other.stderr and "with another plan" in other.stderr
