@@ -181,9 +181,16 @@ def sweep_stale(base: Path, min_age: float = 0.0) -> list[Path]:
 FOREIGN_GRACE_SECONDS = 30.0
 
 
+KNOWN_BASES = "/run/ptbench-sandbox-bases"
+"""Where every base dir a sandbox used is listed: host-wide whatever TMPDIR a run has (a reboot empties /run, and
+takes the mounts and loop devices with it); <tmp>/ptbench-sandbox-bases where /run is not there."""
+
+
 def known_bases_dir() -> Path:
-    """Where every base dir a sandbox used is listed (root's alone, checked as a base dir is)."""
-    return base_dir(os.path.join(tempfile.gettempdir(), "ptbench-sandbox-bases"))
+    """The list's dir (root's alone, checked as a base dir is)."""
+    folder = KNOWN_BASES if os.path.isdir(os.path.dirname(KNOWN_BASES)) else os.path.join(
+        tempfile.gettempdir(), os.path.basename(KNOWN_BASES))
+    return base_dir(folder)
 
 
 def sweep_every_base(current: Path) -> list[Path]:
