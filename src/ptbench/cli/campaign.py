@@ -269,7 +269,7 @@ def wait(
         if not quiet and line != last:
             print(line, flush=True)
             last = line
-        if view.finished and not (on_slurm and view.scheduler and "not answering" in view.scheduler):
+        if view.finished:
             break
         time.sleep(driver.POLL_SECONDS * 2 if isinstance(backend, LocalBackend) else poll)
     if any(t.state == "failed" for t in view.trials):
