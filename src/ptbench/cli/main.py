@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "ptbench.cli.tasks",
     "ptbench.cli.data",
     "ptbench.cli.run",
+    "ptbench.cli.campaign",
     "ptbench.cli.agents",
     "ptbench.cli.runs",
     "ptbench.cli.score",

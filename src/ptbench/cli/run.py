@@ -65,7 +65,7 @@ def run(
     store: StoreOption = None,
 ) -> None:
     """Run agents x tasks x seeds as one Harbor job with live progress; results go to the store."""
-    from ptbench.run.launch import launch, quiet_harbor
+    from ptbench.run.launch import interrupts_as_sigint, launch, quiet_harbor
 
     quiet_harbor()
     from ptbench.run import jobs
@@ -105,7 +105,8 @@ def run(
     if baseline:
         _measure_baselines(config, store_path)
     try:
-        asyncio.run(launch(config, resuming=resume is not None))
+        with interrupts_as_sigint():
+            asyncio.run(launch(config, resuming=resume is not None))
     except KeyboardInterrupt:
         _ingest_and_report(job_dir, store_path)
         print(f"interrupted; continue with: ptbench run --resume {job_dir.name}", file=sys.stderr)

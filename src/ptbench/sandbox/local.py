@@ -36,7 +36,7 @@ from harbor.models.trial.paths import EnvironmentPaths, TrialPaths
 from harbor.utils.path_filter import filter_paths_by_patterns
 
 from ptbench.files import write_model_json
-from ptbench.sandbox import collection
+from ptbench.sandbox import collection, gpus
 from ptbench.sandbox import files as sandbox_files
 from ptbench.sandbox import seccomp as sandbox_seccomp
 from ptbench.sandbox.activity import VERIFIER_PLACES
@@ -80,7 +80,7 @@ from ptbench.sandbox.process import Holder, run_command
 from ptbench.sandbox.recorder import ActivityRecorder
 from ptbench.sandbox.recorder import hand_to_verifier as hand_activity
 from ptbench.sandbox.recorder import write_record as write_activity
-from ptbench.sandbox.roots import EnvDir, base_dir, sweep_stale
+from ptbench.sandbox.roots import EnvDir, base_dir, sweep_every_base
 from ptbench.sandbox.spawn import Preexec, Spawner
 from ptbench.sandbox.usage import write_usage
 from ptbench.tinker_meter import RELAY_FILE, RelayRecord
@@ -121,10 +121,13 @@ class LocalEnvironment(BaseEnvironment):
         forward_tasks: dict[str, list[str]] | None = None,
         egress_hosts: str | list[str] | None = None,
         activity_names: str | None = None,
+        gpu_indices: str | list[str | int] | None = None,
         **kwargs: Any,
     ) -> None:
         # Read by the capability validators inside BaseEnvironment.__init__.
         self._gpu_nodes = gpu_device_nodes()
+        self._given_gpus = gpus.parse_indices(gpu_indices)  # an allocation (Slurm's, a campaign's), else the pool's
+        self._gpus: list[str] = []  # this sandbox's GPUs while it runs
         if disk not in ("image", "host"):
             raise ValueError(f"the local environment's disk is 'image' or 'host', not {disk!r}")
         self._disk_image = disk == "image"
@@ -241,7 +244,7 @@ class LocalEnvironment(BaseEnvironment):
 
     def _validate_gpu_support(self) -> None:
         super()._validate_gpu_support()
-        available = gpu_count(self._gpu_nodes)
+        available = gpu_count(self._gpu_nodes) if self._given_gpus is None else len(self._given_gpus)
         if self._effective_gpus > available:
             raise RuntimeError(f"Task requires {self._effective_gpus} GPU(s) but this host has {available}")
 
@@ -256,10 +259,11 @@ class LocalEnvironment(BaseEnvironment):
         tools = find_tools()
         disk_tools = find_disk_tools() if self._disk_image else None
         seccomp = sandbox_seccomp.program()
-        await asyncio.to_thread(sweep_stale, self._sandbox_base)
+        await asyncio.to_thread(sweep_every_base, self._sandbox_base)
         env_dir = await asyncio.to_thread(EnvDir, self._sandbox_base, self.session_id)
         binds = self._binds
         try:
+            await self._take_gpus()
             if not is_separate_verifier(self.session_id, self.trial_paths.trial_dir):  # the agent's: see masks.py
                 self._decoys = await asyncio.to_thread(DecoyWatch, env_dir.path, masked_dirs(binds), binds)
                 if self._decoys.fd >= 0:
@@ -300,6 +304,7 @@ class LocalEnvironment(BaseEnvironment):
             await self._stop_processes()
             await self._finish_activity()
             await self._release_limits()
+            self._release_gpus()
             self._env_dir = None
             await asyncio.to_thread(env_dir.remove)
             raise
@@ -311,12 +316,28 @@ class LocalEnvironment(BaseEnvironment):
                               self.logger)
         await self._upload_environment_dir_after_start()
 
+    async def _take_gpus(self) -> None:
+        """This sandbox's GPUs (the given ones, else a free set of the pool), named to its commands."""
+        if self._effective_gpus <= 0:
+            return
+        if self._given_gpus is not None:
+            self._gpus = self._given_gpus[:self._effective_gpus]
+        else:
+            self._gpus = await gpus.POOL.acquire(self._effective_gpus, self._gpu_nodes,
+                                                 os.path.abspath(self.trial_paths.trial_dir))
+        self._persistent_env = {**self._persistent_env, **gpus.visible_env(self._gpus)}
+
+    def _release_gpus(self) -> None:
+        if self._given_gpus is None and self._gpus:
+            gpus.POOL.release(os.path.abspath(self.trial_paths.trial_dir))
+        self._gpus = []
+
     async def _start_holder(self, seccomp: bytes) -> None:
         """The sandbox's processes on its root: the holder (fresh pid, ipc, uts and network namespaces), the
         egress proxy's listeners in its namespace, the forwarder of forwarded ports."""
         env_dir, tools, enforced = self._env_dir, self._tools, self._enforced
         assert env_dir is not None and tools is not None and enforced is not None
-        gpu_nodes = self._gpu_nodes if self._effective_gpus > 0 else []
+        gpu_nodes = gpus.nodes_for(self._gpu_nodes, self._gpus) if self._gpus else []
         self._holder = await Holder.start(
             lambda info_fd, seccomp_fd: holder_command(
                 tools, env_dir.root, self._holder_binds, gpu_nodes, info_fd,
@@ -361,6 +382,7 @@ class LocalEnvironment(BaseEnvironment):
         await self._finish_activity()
         await asyncio.to_thread(self._record_usage)  # an agent phase that no verifier ended (a timeout, say)
         await self._release_limits()
+        self._release_gpus()
         self._egress.close()
         env_dir, self._env_dir = self._env_dir, None
         if env_dir is None:
