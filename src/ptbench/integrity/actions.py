@@ -275,7 +275,8 @@ def _command(statement: Statement, state: ShellState, known: bool) -> tuple[Use 
     writes = [target for op, target in statement.redirects if op in _WRITE_REDIRECTS]
     writes += _written(name, args)
     reads = [target for op, target in statement.redirects if op in ("<", "<>") and target]
-    nested, python = [], []
+    nested: list[str] = []
+    python: list[str] = []
     if name in _SHELLS or name.startswith("python"):
         script = _option_value(args, "c")
         positional = [a for a in args if not a.startswith("-")]
@@ -336,8 +337,10 @@ def _piped_text(pipeline: list[Statement]) -> list[str]:
         decoded = _b64(data)
         if decoded is not None:
             found.append(decoded)
-    elif names[-1] in _SHELLS or names[-1].startswith("python"):
+    elif len(pipeline) > 1 and names[-1] in _SHELLS:  # a lone interpreter's heredoc was handed on by `_command`
         found.append(unescape(data))
+    elif len(pipeline) > 1 and names[-1].startswith("python"):
+        found.append(data)
     return found
 
 

@@ -21,7 +21,7 @@ import os
 import posixpath
 import re
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 
 from ptbench.catalog.spec import TaskSpec
@@ -161,7 +161,8 @@ def agent_files(workspace: Path, walk: Walk) -> tuple[list[Path], list[Path]]:
     """The code files the agent left in its workspace (by suffix, Makefiles, #! scripts) and its config files
     (`configs.CONFIG_SUFFIXES`): no link followed, no virtual environment or installed package (a directory with
     pyvenv.cfg, site-packages, ...), not the submission."""
-    code, configs = [], []
+    code: list[Path] = []
+    configs: list[Path] = []
     for root, dirs, files in os.walk(workspace, followlinks=False):
         if "pyvenv.cfg" in files:
             dirs[:] = []

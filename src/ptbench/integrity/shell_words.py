@@ -554,7 +554,8 @@ def _trimmed(value: str, op: str, argument: str) -> str:
 
 def _braces(word: str) -> list[str]:
     """A word's `{a,b}` brace expansion (at most MAX_BRACE_WORDS words)."""
-    out, pending = [], [word]
+    out: list[str] = []
+    pending = [word]
     while pending and len(out) + len(pending) <= MAX_BRACE_WORDS:
         current = pending.pop(0)
         match = _BRACES.search(current)

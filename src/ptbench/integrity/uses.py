@@ -12,8 +12,9 @@ UseKind = Literal["command", "call", "import", "tool", "config"]
 @dataclass(frozen=True)
 class Use:
     """One thing run: `name` is the command (basename), the call (dotted, import aliases resolved), the module
-    imported, the tool or the config file (a mapping of it, `configs`); `args` its arguments as strings (keywords as `key=value`); `writes` the paths it writes;
-    `cwd` where relative paths point; `shown` the source text, shortened, for the evidence."""
+    imported, the tool or the config file (a mapping of it, `configs`); `args` its arguments as strings (keywords
+    as `key=value`); `writes` the paths it writes; `cwd` where relative paths point; `shown` the source text,
+    shortened, for the evidence."""
 
     kind: UseKind
     name: str
