@@ -195,9 +195,20 @@ def _shell_uses(text: str, where: str, depth: int, state: ShellState, shell: boo
             if not statement.piped:
                 inner.extend(_piped_text(pipeline))
                 pipeline = []
+            shell = _child(state, statement, use)
             for nested in inner:
-                uses.extend(uses_in(nested, where, depth + 1, state=state, shell=True))
+                uses.extend(uses_in(nested, where, depth + 1, state=shell, shell=True))
+            state.spent = shell.spent
     return uses
+
+
+def _child(state: ShellState, statement: Statement, use: Use | None) -> ShellState:
+    """The shell a statement's nested text runs in: `eval` runs it in this one; `bash -c` and the like in a child
+    that starts with this one's variables and the statement's own assignments, and whose own die with it (what it
+    could not read counts here, and the caller counts what its expansion spent)."""
+    if use is not None and use.name == "eval" or not statement.assigned:
+        return state
+    return ShellState({**state.env, **statement.assigned}, state.cwd, state.spent, state.unreadable, state.prefixed)
 
 
 def command_chunks(text: str) -> Iterator[tuple[str, bool]]:
@@ -265,10 +276,17 @@ def _command(statement: Statement, state: ShellState, known: bool) -> tuple[Use 
     assigned = []
     while words and _ASSIGNED.match(words[0]):
         assigned.append(words.pop(0))
+    prefix = ""
     while words and posixpath.basename(words[0]) in _PREFIXES:
-        words.pop(0)
+        prefix = posixpath.basename(words.pop(0))
         while words and (words[0].startswith("-") or "=" in words[0] or words[0][:1].isdigit()):
+            if _ASSIGNED.match(words[0]):  # env NAME=value cmd: the command's environment
+                name, _, value = words[0].partition("=")
+                statement.assigned[name] = value
+                assigned.append(words[0])
             words.pop(0)
+    if not words and prefix and statement.redirects:  # `exec 3< FILE`: the shell itself opens it
+        words = [prefix]
     if not words or not (known or is_command(words[0], words[1] if len(words) > 1 else "")):
         return None, [], []
     name, args = posixpath.basename(words[0]), words[1:]
