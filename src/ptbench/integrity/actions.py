@@ -16,7 +16,6 @@ Python it starts sees the variables (`os.environ`). What a command hands on is r
 
 from __future__ import annotations
 
-import ast
 import base64
 import binascii
 import json
@@ -48,8 +47,9 @@ MAX_CHUNK_LINES = 2000
 long."""
 MAX_PROSE_LINES = 50
 """In text that is not shell by where it stands, a command continued past this many lines is taken for prose."""
-SHELL_KEYS = frozenset({"command", "cmd", "keystrokes", "bash_command", "shell_command"})
-"""A trajectory's keys whose string is a shell command the agent ran."""
+SHELL_KEYS = frozenset({"command", "cmd", "bash_command", "shell_command"})
+"""A trajectory's keys whose string is a shell command the agent ran (Terminus' `keystrokes` are not: they may be
+typed into an editor, so they are read as text that may be prose)."""
 _HEREDOC = re.compile(r"<<-?[ \t]*['\"]?([A-Za-z_][\w-]*)")
 _PROMPT = re.compile(r"^[ \t]*(?:\([\w.-]+\)[ \t]+)?(?:[\w.-]+@[\w.-]+:[^\n#$]*[#$]|\$|>>>|In \[\d+\]:)[ \t]+",
                      re.MULTILINE)
@@ -90,13 +90,8 @@ def uses_in(text: str, where: str, depth: int = 0, quoted: str = "", state: Shel
 
 
 def python_text_uses(code: str, where: str, depth: int, state: ShellState, env: dict[str, str]) -> list[Use]:
-    """What Python code handed to an interpreter runs (a gap when it is not Python)."""
+    """What Python code handed to an interpreter runs: nothing when it is not Python (the interpreter refuses it)."""
     if depth > MAX_DEPTH:
-        return []
-    try:
-        ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        state.unreadable.append(f"Python code that could not be parsed: {' '.join(code.split())[:80]!r}")
         return []
     found = python_uses(code, env)
     if found is None:

@@ -10,6 +10,7 @@ a template); one too large, or whose structure is past the node budget (YAML ali
 
 from __future__ import annotations
 
+import itertools
 import json
 import tomllib
 from collections.abc import Iterator
@@ -26,6 +27,8 @@ MAX_CONFIG_BYTES = 1 << 20
 """A YAML or TOML file larger than this is not read as a config (a gap); a JSON one is data, left to the scan."""
 MAX_NODES = 100_000
 """Values walked per file (a YAML alias bomb expands past any size): past it, a gap."""
+MAX_MAPPINGS = 2000
+"""Mappings read per file: a JSON file of more records is data (the contamination scan's), not a config."""
 
 
 def config_uses(paths: list[Path], root: Path, walk: Walk) -> Iterator[tuple[str, Use]]:
@@ -44,7 +47,7 @@ def config_uses(paths: list[Path], root: Path, walk: Walk) -> Iterator[tuple[str
         if document is None:
             continue
         budget = [MAX_NODES]
-        uses = list(_mappings(document, where, budget))
+        uses = list(itertools.islice(_mappings(document, where, budget), MAX_MAPPINGS))
         if budget[0] <= 0:
             walk.gap(f"{where}: a config past {MAX_NODES} values, not read whole")
         yield from ((where, use) for use in uses)

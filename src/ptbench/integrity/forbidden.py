@@ -40,6 +40,7 @@ WORKDIRS = ("/app", "/tmp", "/dev")
 """The agent's own places: a file there named like a test split is its own (its downloads are checked apart).
 Elsewhere, a test-split file counts when its path names the benchmark (another dataset's test split is no read)."""
 CODE_SUFFIXES = (".py", ".sh", ".bash", ".ipynb", ".mk")
+SHELL_SUFFIXES = (".sh", ".bash")
 BUILD_FILES = frozenset({"Makefile", "makefile", "GNUmakefile", "justfile", "Justfile"})
 """Code under these names too (a recipe's lines are shell commands), and any file whose first bytes are #! (a script
 run as ./name)."""
@@ -122,7 +123,8 @@ def check_reads(spec: TaskSpec, logs: list[Path], instruction: str = "",
         if text.where.lower().endswith(JSON_SUFFIXES) and (len(data) > MAX_JSON_BYTES or json_parts(decoded) is None):
             walk.gap(f"{text.where}: not readable: not JSON or JSON lines (read as plain text)")
         gaps = len(shell.unreadable)
-        for use in uses_in(decoded, text.where, quoted=prompt, state=shell):
+        script = text.where.endswith(SHELL_SUFFIXES)  # a shell script is shell throughout: every command counts
+        for use in uses_in(decoded, text.where, quoted=prompt, state=shell, shell=script):
             hits.extend(f"{what} in {text.where}: {use.shown!r}" for what in rules.broken(use))
         for gap in shell.unreadable[gaps:gaps + 1]:
             walk.gap(f"{text.where}: {gap}")
