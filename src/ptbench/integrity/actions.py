@@ -190,10 +190,10 @@ def _shell_uses(text: str, where: str, depth: int, state: ShellState, shell: boo
             if not statement.piped:
                 inner.extend(_piped_text(pipeline))
                 pipeline = []
-            shell = _child(state, statement, use)
+            child = _child(state, statement, use)
             for nested in inner:
-                uses.extend(uses_in(nested, where, depth + 1, state=shell, shell=True))
-            state.spent = shell.spent
+                uses.extend(uses_in(nested, where, depth + 1, state=child, shell=True))
+            state.spent = child.spent
     return uses
 
 
