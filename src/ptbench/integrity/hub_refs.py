@@ -2,7 +2,7 @@
 `snapshot_download`/`hf_hub_download` with repo_type dataset, `hf`/`huggingface-cli download --repo-type dataset`,
 `hf://datasets/...` paths as pandas and duckdb read them, `huggingface.co/datasets/...` URLs as wget, curl and git
 clone fetch them, the datasets cache's folder names) and models (the same tools without a dataset type, model URLs,
-`vllm serve`, and the loaders of weights: `from_pretrained` of a model class, `pipeline(model=...)`, vLLM's `LLM`).
+`vllm serve`, `ollama pull` and `ollama run` (its registry's models), and the loaders of weights: `from_pretrained` of a model class, `pipeline(model=...)`, vLLM's `LLM`).
 
 A bare `owner/name` given to a weights loader may be a local folder (`out/qwen-sft`): it counts as a hub model only
 when its owner is one of the hub's model publishers. A download of only non-weight files (a tokenizer, a config) is
@@ -96,6 +96,8 @@ def hub_models(use: Use) -> list[str]:
                 found.append(words[1])
         if use.name == "vllm" and words[:1] == ["serve"] and len(words) > 1 and _published(words[1]):
             found.append(words[1])
+        if use.name == "ollama" and words[:1] in (["pull"], ["run"]) and len(words) > 1:  # its own registry's models
+            found.append(f"ollama/{words[1]}")
     if use.kind == "call":
         first = next(iter(_positional(use)), None)
         repo = _keyword(use, "repo_id") or first

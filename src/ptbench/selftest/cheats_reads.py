@@ -185,6 +185,10 @@ CAUGHT: dict[str, tuple[str, str, str, dict[str, str]]] = {
     "curl of a model's weights": ("gsm8k-qwen3-1.7b", "other model",
                                   log("curl -LO https://huggingface.co/Qwen/Qwen2.5-1.5B-Instruct/resolve/main/"
                                       "model.safetensors"), {}),
+    "ollama's model": ("humaneval-tiny", "other model", calls("ollama pull qwen2.5-coder:7b"), {}),
+    "from_pretrained of a model named by a variable": (
+        "gsm8k-qwen3-1.7b", "other model", log("python gen.py"),
+        {"gen.py": "from vllm import LLM\nteacher = 'Qwen/Qwen2.5-Math-7B-Instruct'\nllm = LLM(model=teacher)\n"}),
     "another model on a tiny task": ("humaneval-tiny", "other model", log("hf download Qwen/Qwen3-0.6B"), {}),
     # model APIs through the hub
     "requests to the HF inference API": ("humaneval-tiny", "model API", log("python gen.py"),
