@@ -1,8 +1,9 @@
 """The hub repositories a use reaches, by what the tools do rather than by one spelling: datasets (`load_dataset`,
 `snapshot_download`/`hf_hub_download` with repo_type dataset, `hf`/`huggingface-cli download --repo-type dataset`,
 `hf://datasets/...` paths as pandas and duckdb read them, `huggingface.co/datasets/...` URLs as wget, curl and git
-clone fetch them, the datasets cache's folder names) and models (the same tools without a dataset type, model URLs,
-`vllm serve`, `ollama pull` and `ollama run` (its registry's models), and the loaders of weights: `from_pretrained` of a model class, `pipeline(model=...)`, vLLM's `LLM`).
+clone fetch them, the datasets cache's folder names, a config's dataset keys) and models (the same tools without a
+dataset type, model URLs, `vllm serve`, `ollama pull` and `ollama run` (its registry's models), and the loaders of
+weights: `from_pretrained` of a model class, `pipeline(model=...)`, vLLM's `LLM`).
 
 A bare `owner/name` given to a weights loader may be a local folder (`out/qwen-sft`): it counts as a hub model only
 when its owner is one of the hub's model publishers. A download of only non-weight files (a tokenizer, a config) is
