@@ -34,6 +34,11 @@ FINISH_SECONDS = 2.0
 CUT = "still open when the sandbox stopped: cut"
 BUFFER = 1 << 20
 """The splice's pipe size and move size (small ones cost wake-ups; the peek reads at most MAX_PEEK)."""
+MAX_CONNECTIONS = 256
+"""Connections one proxy (one sandbox: one trial) has open at once; past it a new one is reset and recorded. Each
+costs the host six descriptors (two sockets, two splice pipes), so one trial holds at most ~1,500 of the host
+process's descriptors, and a flood from one trial cannot take another trial's (an honest trial's package installs
+and model downloads keep tens open)."""
 SO_ORIGINAL_DST = 80
 F_SETPIPE_SZ = 1031
 
@@ -72,6 +77,7 @@ class EgressProxy:
     named: Callable[[str], str | None] = lambda _address: None
     """The name an address stands for (the sandbox's DNS gave it out for that name): a connection to it that names
     no host itself is decided on, and dialled by, that name."""
+    max_connections: int = MAX_CONNECTIONS
 
     async def serve(self, host: str, port: int) -> ProxyServer:
         """Listen on (host, port) (tests and the benchmark; sandboxes use `serve_socket`)."""
@@ -91,6 +97,9 @@ class EgressProxy:
                 client, _ = await loop.sock_accept(listener)
             except OSError:  # out of descriptors, or a connection gone before it was accepted: try again soon
                 await asyncio.sleep(0.05)
+                continue
+            if len(handling) >= self.max_connections:
+                self._refuse_over_cap(client)
                 continue
             client.setblocking(False)
             task = loop.create_task(self.handle(client))
@@ -157,6 +166,15 @@ class EgressProxy:
                 pass
             finally:
                 upstream.close()
+
+    def _refuse_over_cap(self, client: socket.socket) -> None:
+        """Reset a connection past the sandbox's share of open connections, and record it."""
+        event = EgressEvent(time=time.time(), phase=self.phase, protocol="tcp", allowed=False,
+                            reason=f"over the sandbox's cap of {self.max_connections} open connections")
+        with contextlib.suppress(OSError):
+            event.address, event.port = self.destination(client)
+        _reset(client)
+        self.record(event)
 
     def record(self, event: EgressEvent) -> None:
         """Write an event to the record, tagged when it is the agent CLI's own API."""
