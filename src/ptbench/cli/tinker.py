@@ -39,7 +39,6 @@ def serve(
 
     from ptbench.models.tiny import ensure_tiny
     from ptbench.paths import work_dir
-    from ptbench.tinker_server import limits
     from ptbench.tinker_server.app import build_app
     from ptbench.tinker_server.bases import TINY, Bases
     from ptbench.tinker_server.service import TinkerService
@@ -56,8 +55,8 @@ def serve(
         raise UserError(f"cannot serve on {host}:{port} with storage {root}: {exc.strerror or exc}") from exc
     if TINY in bases.keys:
         ensure_tiny()  # built before the first request, not during one
-    service = TinkerService(checkpoints, device, bases, checkpoint_bytes=(
-        client_storage_mb << 20 if client_storage_mb else limits.MAX_CHECKPOINT_BYTES))
+    service = TinkerService(checkpoints, device, bases,
+                            checkpoint_bytes=client_storage_mb << 20 if client_storage_mb else None)
     bound_host, bound_port = listener.getsockname()[:2]
     print(
         f"Tinker API at http://{bound_host}:{bound_port} serving {', '.join(bases.keys)} "

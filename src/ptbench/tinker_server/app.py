@@ -131,7 +131,7 @@ def render(result: Any) -> Response:
 
 def build_app(service: TinkerService, trial_clients_only: bool = False) -> FastAPI:
     """The FastAPI app serving `service`; with `trial_clients_only`, every request from an address no trial's relay
-    connects from is refused (403)."""
+    connects from is refused (403), but the health check (which computes nothing) that tells the job it is up."""
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         yield
@@ -145,7 +145,7 @@ def build_app(service: TinkerService, trial_clients_only: bool = False) -> FastA
         @app.middleware("http")
         async def _trials_only(request: Request, call_next: Callable[[Request], Any]) -> Response:
             client = client_of(request)
-            if not is_relay_source(client):
+            if not is_relay_source(client) and request.url.path != f"{API}/healthz":  # the job's readiness probe
                 return error(403, f"{client} is no trial's relay: this server answers the job's sandboxes only")
             response: Response = await call_next(request)
             return response

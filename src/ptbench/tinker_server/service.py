@@ -61,10 +61,11 @@ class TinkerService:
     """The server's state. Slow work runs on the futures' one worker thread, which alone touches models."""
 
     def __init__(self, storage: Storage, device: str | None = None, bases: Bases | None = None,
-                 activation_bytes: int | None = None, checkpoint_bytes: int = limits.MAX_CHECKPOINT_BYTES) -> None:
+                 activation_bytes: int | None = None, checkpoint_bytes: int | None = None) -> None:
         self.storage = storage
         self.checkpoint_bytes = checkpoint_bytes
-        """What one client's saved checkpoints may take on disk (a job's server: its trials' storage_mb)."""
+        """What one client's saved checkpoints may take on disk (a job's server: its trials' storage_mb; None:
+        MAX_CHECKPOINT_BYTES)."""
         self.device = device or pick_device()
         self.bases = bases or Bases()
         self.activation_bytes = activation_bytes
@@ -260,9 +261,9 @@ class TinkerService:
 
     def _check_stored(self, client: str) -> None:
         stored = sum(self._stored.get(client, {}).values())
-        if stored >= self.checkpoint_bytes:
-            raise CallError(f"this client's checkpoints take {stored} bytes, the most a client may store "
-                            f"({self.checkpoint_bytes}: its trial's storage_mb)")
+        cap = self.checkpoint_bytes if self.checkpoint_bytes is not None else limits.MAX_CHECKPOINT_BYTES
+        if stored >= cap:
+            raise CallError(f"this client's checkpoints take {stored} bytes, the most a client may store ({cap})")
 
     def _save(self, model: TrainingModel, kind: Kind, name: str, client: str) -> Path:
         """Save a checkpoint, counted against `client` (a name saved again replaces its count)."""
