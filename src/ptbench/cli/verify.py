@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 import typer
 
+from ptbench.cli.options import console, error_line
 from ptbench.settings import env_name
 
 Device = Literal["cpu", "gpu"]
@@ -46,8 +47,6 @@ def verify_command(
     decoding: Annotated[str | None, _DECODING] = None,
 ) -> None:
     """Score a submission on the task's held-out data: intake, integrity, evaluation, reward."""
-    from rich.console import Console
-
     from ptbench.verify.isolation import private_cwd
     from ptbench.verify.pipeline import VerifyFailed, VerifyRequest, verify
 
@@ -61,9 +60,9 @@ def verify_command(
                             decoding=decoding)
     try:
         with private_cwd():
-            verify(request, Console(stderr=True))
+            verify(request, console(stderr=True, markup=True))
     except VerifyFailed as exc:
-        Console(stderr=True).print(f"[red]verify failed:[/red] {exc}", highlight=False, soft_wrap=True)
+        console(stderr=True).print(error_line("verify failed:", str(exc)), soft_wrap=True)
         raise typer.Exit(1) from None
 
 
@@ -79,12 +78,10 @@ def evaluate_command(
     max_tokens: Annotated[int | None, _MAX_TOKENS] = None,
 ) -> None:
     """Score your model on the DEV split (disjoint from the final test set), as the verifier would."""
-    from rich.console import Console
-
     from ptbench.verify.agent_evaluate import EvaluateRequest, evaluate
 
     evaluate(EvaluateRequest(spec_path=task, submission=submission, limit=limit, data_dir=data_dir, device=device,
-                             out_dir=out, judges=judge or [], max_tokens=max_tokens), Console())
+                             out_dir=out, judges=judge or [], max_tokens=max_tokens), console(markup=True))
 
 
 def baseline_command(
@@ -99,14 +96,12 @@ def baseline_command(
     max_tokens: Annotated[int | None, _MAX_TOKENS] = None,
 ) -> None:
     """Score a base model (zero-/few-shot) or its instruct twin on a benchmark's test set; stored for scoring."""
-    from rich.console import Console
-
     from ptbench.models.registry import get_base_model
     from ptbench.verify.baseline import BaselineRequest, run_baseline
 
     run_baseline(BaselineRequest(benchmark=benchmark, model=get_base_model(model), mode=mode, limit=limit,
                                  data_dir=data_dir, device=device, judges=judge or [], heldout=heldout,
-                                 max_tokens=max_tokens), Console())
+                                 max_tokens=max_tokens), console(markup=True))
 
 
 def register(app: typer.Typer) -> None:

@@ -6,7 +6,6 @@ truncated or incomplete mark) makes the record partial, never silently shorter."
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import threading
@@ -15,6 +14,8 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ptbench.files import parse_json
 
 FILE_NAME = "egress.jsonl"
 MAX_RECORD_BYTES = 8 * 1024 * 1024
@@ -104,7 +105,7 @@ def read_record(path: Path, limit: int = MAX_RECORD_BYTES) -> EgressRecord:
     record = EgressRecord()
     for number, line in enumerate(data.splitlines(), 1):
         try:
-            event = EgressEvent.model_validate(json.loads(line))
+            event = EgressEvent.model_validate(parse_json(line))
         except (ValueError, ValidationError):
             record.partial.append(f"line {number} is not an egress event")
             continue

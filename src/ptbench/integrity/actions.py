@@ -23,6 +23,7 @@ import posixpath
 import re
 from collections.abc import Iterator
 
+from ptbench.files import parse_json
 from ptbench.integrity.python_uses import python_uses
 from ptbench.integrity.shell_words import (
     KEYWORDS,
@@ -107,8 +108,8 @@ def json_parts(text: str) -> list[object] | None:
     string (a JSON line is an object or array); None for any other text (fewer than half its lines JSON)."""
     if text.lstrip()[:1] in ("{", "["):
         try:
-            return [json.loads(text)]
-        except (ValueError, RecursionError):
+            return [parse_json(text)]
+        except ValueError:
             pass
     parts: list[object] = []
     loose: list[str] = []
@@ -133,8 +134,8 @@ def _json_line(line: str) -> object | None:
     if line.lstrip()[:1] not in ("{", "["):
         return None
     try:
-        return json.loads(line)
-    except (ValueError, RecursionError):
+        return parse_json(line)
+    except ValueError:
         return None
 
 

@@ -19,7 +19,6 @@ import binascii
 import bz2
 import gzip
 import io
-import json
 import lzma
 import pickletools
 import re
@@ -29,6 +28,7 @@ import zipfile
 from collections.abc import Callable, Iterator
 from typing import IO, Protocol, cast
 
+from ptbench.files import parse_json
 from ptbench.integrity.columns import TokenDecoder, columnar_texts
 from ptbench.integrity.token_arrays import decoded_ids, id_runs, npy_array, npy_text, raw_ids, storage_ids
 from ptbench.integrity.workspace import WEIGHT_SUFFIXES, Text, Walk, shown
@@ -400,7 +400,7 @@ class _Opener:
             return
         header = handle.read(size)
         yield self.text(f"{where}!header", [header])
-        for name, tensor in json.loads(header).items():
+        for name, tensor in parse_json(header).items():
             if name != "__metadata__" and tensor.get("dtype") in ("U8", "I8", "BOOL"):
                 begin, end = tensor["data_offsets"]
                 handle.seek(8 + size + begin)
@@ -467,7 +467,7 @@ def _notebook(data: bytes) -> bytes:
     if len(data) > NOTEBOOK_BYTES:
         return data
     try:
-        cells = json.loads(data).get("cells", [])
+        cells = parse_json(data).get("cells", [])
         parts = []
         for cell in cells:
             parts.append("".join(cell.get("source", [])))

@@ -12,13 +12,12 @@ adapter trained from a local copy of the base stays near the base whatever path 
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import numpy as np
 
-from ptbench.files import UnsafeFile, read_untrusted
+from ptbench.files import UnsafeFile, parse_json, read_untrusted
 from ptbench.integrity.result import CheckResult, Evidence, could_not_run, flagged, passed
 
 NAME = "model-substitution"
@@ -86,7 +85,7 @@ def submission_weights(submission: Path, base: Weights) -> tuple[Weights, str | 
     config_path = submission / "adapter_config.json"
     if config_path.is_symlink() or not config_path.is_file():
         return load_weights(submission), None
-    config = json.loads(read_untrusted(config_path, 1 << 20))
+    config = parse_json(read_untrusted(config_path, 1 << 20))
     if not isinstance(config, dict):
         raise ValueError("adapter_config.json does not hold an object")
     return merge_lora(base, load_weights(submission), config), str(config.get("base_model_name_or_path", ""))
