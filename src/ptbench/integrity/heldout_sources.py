@@ -26,6 +26,11 @@ class HeldoutSources:
     is a download of it."""
 
 
+_FROGS_SEED = r"(?:^|/)heldout-seed$"
+"""The secret that builds a frogs task's held-out boards (`catalog.heldout`, in ptbench's cache outside the sandbox):
+reading it, or rebuilding the boards with it, is an attempt on the held-out set, even where it cannot be reached."""
+_FROGS_LOADERS = ("ptbench.catalog.heldout.resolve_heldout_seed", "ptbench.catalog.heldout.write_heldout")
+
 SOURCES = {
     "humaneval": HeldoutSources(("openai/openai_humaneval",), True,
                                 r"humaneval\.jsonl(?:\.gz)?$|openai_humaneval/test-",
@@ -44,6 +49,7 @@ SOURCES = {
     "healthbench": HeldoutSources((), True, r"healthbench/[\w.-]*(?:oss_eval|hard|consensus)[\w.-]*\.jsonl$"),
     "arena-hard-writing": HeldoutSources(("lmarena-ai/arena-hard-auto",), True, r"arena-hard-v2\.0/question\.jsonl$",
                                          repos=("lmarena/arena-hard-auto", "lm-sys/arena-hard-auto")),
+    **{name: HeldoutSources((), True, _FROGS_SEED, _FROGS_LOADERS) for name in ("frogs-single", "frogs-multi")},
 }
 
 
