@@ -438,18 +438,20 @@ def extra_cases() -> tuple:
 def per_kind(seeds: int) -> Table:
     """The cases by the issue's kinds: caught, false flags, incomplete verdicts, and what was missed."""
     from ptbench.selftest.cheats import CHEATS
+    from ptbench.selftest.cheats_content import CLASSES, content_cases
     from ptbench.selftest.cheats_logs import LOG_CASES
     from ptbench.selftest.quick import run_selftest
 
     extra = (*extra_cases(), *red_team_cases())
-    keys = {case.title: case.key for case in (*CHEATS, *LOG_CASES, *extra)}
-    kind_of = {key: kind for kind, keys_of in KINDS.items() for key in keys_of}
+    keys = {case.title: case.key for case in (*CHEATS, *LOG_CASES, *content_cases(FIXTURES / "gsm8k"), *extra)}
+    kinds = {**KINDS, **CLASSES}  # the content classes (selftest/cheats_content.py) run in the selftest itself
+    kind_of = {key: kind for kind, keys_of in kinds.items() for key in keys_of}
     started = time.perf_counter()
     report = run_selftest(FIXTURES, seeds=seeds, extra=extra)
     seconds = time.perf_counter() - started
     table = Table("kind (the integrity issue's)", "cases", "caught", "honest flagged", "incomplete", "missed / flagged",
                   title=f"integrity cases by kind ({len(report.rows)} cases, {seconds:.0f} s)", title_justify="left")
-    for kind in KINDS:
+    for kind in kinds:
         rows = [r for r in report.rows if kind_of.get(keys.get(r.case, "honest seed")) == kind]
         cheats = [r for r in rows if r.kind == "cheat"]
         honest = [r for r in rows if r.kind == "honest"]
