@@ -10,10 +10,10 @@ contains. A second, loose index of 2-grams finds an item reworded or with its id
 2-grams inside one window of about twice its length, that window also holding most of the item's numbers (a rewording
 keeps them; a look-alike built on the same template changes them) (`ItemIndex.near`).
 
-Each item is indexed as it is and as agents respell it: with its numbers masked (every run of digits one `0`, both
-sides: the item's wording with new numbers is still the item), its characters reversed, and its words in reverse
-order (`VARIANTS`). An n-gram is boilerplate when two items share it, never when two spellings of one item do; an
-item's share is its best spelling's.
+Each item is indexed as it is and as agents respell it: with its numbers masked (every word that starts and ends with
+a digit one fingerprint, both sides: the item's wording with new numbers is still the item), its characters
+reversed, and its words in reverse order (`VARIANTS`). An n-gram is boilerplate when two items share it, never when
+two spellings of one item do; an item's share is its best spelling's.
 """
 
 from __future__ import annotations
@@ -51,25 +51,16 @@ _TABLE = bytes(
 
 
 VARIANTS = ("as written", "numbers masked", "reversed", "words reversed")
+_NUMBER_WORD = np.uint64(0x6A09E667F3BCC909)
+"""The fingerprint every number gets in the masked hashes."""
 
 
-def mask_numbers(arr: np.ndarray) -> np.ndarray:
-    """A normalised text with every run of digits one `0` (a number's value masked: 48 and 1_250 read the same)."""
-    digits = (arr >= 48) & (arr <= 57)
-    if not digits.any():
-        return arr
-    masked = np.where(digits, np.uint8(48), arr)
-    keep = np.ones(len(arr), dtype=bool)
-    keep[1:] = ~(digits[1:] & digits[:-1])
-    return masked[keep]
-
-
-def _spellings(text: str) -> list[np.ndarray]:
-    """An item's normalised text in each of VARIANTS (the masked one only when it has numbers)."""
-    written = normalise(text.encode())
-    masked = mask_numbers(written)
-    return [written, masked if masked is not written else written[:0],
-            normalise(text[::-1].encode()), normalise(" ".join(reversed(text.split())).encode())]
+def _spellings(text: str, n: int) -> list[np.ndarray]:
+    """An item's n-gram hashes in each of VARIANTS (none masked when it has no numbers)."""
+    strict, masked = hash_pair(normalise(text.encode()), n)
+    return [strict, masked if masked is not None else strict[:0],
+            ngram_hashes(normalise(text[::-1].encode()), n),
+            ngram_hashes(normalise(" ".join(reversed(text.split())).encode()), n)]
 
 
 def normalise(data: bytes) -> np.ndarray:
@@ -89,15 +80,28 @@ def ngram_hashes(arr: np.ndarray, n: int = NGRAM) -> np.ndarray:
     A word's fingerprint is its first 8 bytes (read through an unaligned 8-byte view) mixed with its length; an
     n-gram's hash is a polynomial in its words' fingerprints, mod 2^64. Work per byte is a few vector compares.
     """
+    return hash_pair(arr, n, masked=False)[0]
+
+
+def hash_pair(arr: np.ndarray, n: int = NGRAM, masked: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+    """`ngram_hashes`, and (`masked`) the same with every number masked: a word that starts and ends with a digit
+    gets one fingerprint, whatever its value (None when the text has no such word). One pass finds the words."""
     starts, ends = _words(arr)
     if len(starts) < n:
-        return np.empty(0, dtype=np.uint64)
+        return np.empty(0, dtype=np.uint64), None
     lengths = (ends - starts).astype(np.uint64)
     view = np.ndarray(shape=(len(arr) - 7,), dtype="<u8", buffer=arr.data, strides=(1,))
     with np.errstate(over="ignore"):
         words = (view[starts] & _MASKS[np.minimum(lengths, 8)]) ^ (lengths * _LENGTH_MIX)
         words *= _WORD_MIX
-        return _polynomial(words, n)
+        strict = _polynomial(words, n)
+        if not masked:
+            return strict, None
+        numbers = ((arr[starts] - np.uint8(48)) < 10) & ((arr[ends - 1] - np.uint8(48)) < 10)
+        if not numbers.any():
+            return strict, None
+        words[numbers] = _NUMBER_WORD
+        return strict, _polynomial(words, n)
 
 
 def _words(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -184,8 +188,8 @@ class ItemIndex:
     @classmethod
     def _build(cls, items: list[tuple[str, str]], n: int, spelled: bool) -> ItemIndex:
         width = len(VARIANTS) if spelled else 1
-        per_row = [np.unique(ngram_hashes(spelling, n)) for _, text in items
-                   for spelling in (_spellings(text) if spelled else [normalise(text.encode())])]
+        per_row = [np.unique(hashes) for _, text in items
+                   for hashes in (_spellings(text, n) if spelled else [ngram_hashes(normalise(text.encode()), n)])]
         row = np.concatenate([np.full(len(h), r, dtype=np.int64) for r, h in enumerate(per_row)]
                              or [np.empty(0, dtype=np.int64)])
         hashes = np.concatenate(per_row or [np.empty(0, dtype=np.uint64)])
@@ -223,10 +227,10 @@ class ItemIndex:
         for block in blocks:
             for piece in chunks(block, n=self.n):
                 if len(self.keys):
-                    found.append(self._found(ngram_hashes(piece, self.n)))
-                    masked = mask_numbers(piece) if self.pair_rows is not None else piece
-                    if masked is not piece:
-                        found.append(self._found(ngram_hashes(masked, self.n)))
+                    strict, masked = hash_pair(piece, self.n, masked=self.pair_rows is not None)
+                    found.append(self._found(strict))
+                    if masked is not None:
+                        found.append(self._found(masked))
                 if self.loose is not None:
                     for item, share in self.loose.near(piece).items():
                         near[item] = max(share, near.get(item, 0.0))

@@ -41,11 +41,11 @@ def respelled(data: bytes) -> list[tuple[str, bytes]]:
     shift = rotation(data[:SAMPLE_BYTES])
     if shift:
         found.append((f"rot{shift}", rotate(data, -shift)))
-    if LIST_SHARE * 3 * sum(data.count(mark) for mark in _CHAR_MARKS) >= len(data):
-        joined = b"\n".join(_joined(match.group()) for match in _CHAR_LIST.finditer(data))
-        if joined:
-            found.append(("characters", joined))
-    if LIST_SHARE * 2 * data.count(b",") >= len(data):
+    if LIST_SHARE * data.count(b",") >= len(data):  # one byte first: a list of characters or codes is mostly commas
+        if LIST_SHARE * 3 * sum(data.count(mark) for mark in _CHAR_MARKS) >= len(data):
+            joined = b"\n".join(_joined(match.group()) for match in _CHAR_LIST.finditer(data))
+            if joined:
+                found.append(("characters", joined))
         codes = b"\n".join(_codes(match.group()) for match in _CODE_LIST.finditer(data))
         if codes.strip():
             found.append(("character-codes", codes))
