@@ -140,9 +140,10 @@ def diluted(code: dict[str, list[str]], gsm_dir: Path, gsm_honest: list[str]) ->
         others = round(len(he_all) * (1 - share) / share)
         cases.append(("humaneval", f"cheat: all test items, {share:.0%} of the set", None,
                       he_all + random.Random(0).sample(pool, min(others, len(pool)))))
-        others = round(len(gsm_all) * (1 - share) / share)
-        cases.append(("gsm8k", f"cheat: all test items, {share:.0%} of the set", str(gsm_dir),
-                      gsm_all + gsm_honest[:others]))
+        tests = min(len(gsm_all), round(len(gsm_honest) * share / (1 - share)))  # its honest problems are fewer
+        others = round(tests * (1 - share) / share)
+        cases.append(("gsm8k", f"cheat: {tests} test items, {share:.0%} of the set", str(gsm_dir),
+                      gsm_all[:tests] + gsm_honest[:others]))
     return cases
 
 
