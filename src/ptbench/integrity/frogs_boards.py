@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from ptbench.frogs.board import MAX_N, MIN_N
 from ptbench.frogs.canonical import grid_hash
 from ptbench.integrity.columns import TokenDecoder
@@ -35,7 +37,11 @@ _NUMBER_ROW = re.compile(rb"\[([\d\s,]+)\]")
 _STRING_ROWS = re.compile(rb"""\[\s*(?:(["'])[A-Za-z0-9]{4,16}\1\s*,?\s*){4,16}\]""")
 _STRING = re.compile(rb"""["']([A-Za-z0-9]{4,16})["']""")
 _LABEL = re.compile(rb"[A-Za-z0-9]+")
-_FLAT = re.compile(rb"(?<![A-Za-z0-9])[A-Za-z0-9]{16,256}(?![A-Za-z0-9])")
+ROW_BYTES = 64
+"""A board's row as a line (16 labels spaced apart, a row number): at most this many bytes."""
+_KINDS = np.array([2 if chr(b).isascii() and chr(b).isalnum() else 1 if b in b" \t\r" else 0 for b in range(256)],
+                  dtype=np.uint8)
+"""Per byte: 2 a label (letter or digit), 1 a blank, 0 anything else."""
 
 
 @dataclass
@@ -53,13 +59,40 @@ def grids(data: bytes) -> Iterator[list[list[bytes]]]:
         yield from _square(rows)
     for match in _STRING_ROWS.finditer(data):
         yield from _square([list(_cells(row.group(1))) for row in _STRING.finditer(match.group())])
-    rows = [_line_cells(line) for line in data.replace(b"\\n", b"\n").splitlines()]
-    yield from _square(rows)
-    for match in _FLAT.finditer(data):
-        word = match.group()
-        n = round(len(word) ** 0.5)
-        if n * n == len(word):
-            yield [list(_cells(word[k:k + n])) for k in range(0, len(word), n)]
+    text = data.replace(b"\\n", b"\n") if b"\\n" in data else data
+    arr = np.frombuffer(text, dtype=np.uint8)
+    if not len(arr):
+        return
+    kinds = _KINDS[arr]
+    for start, end in _row_runs(arr, kinds):
+        yield from _square([_line_cells(line) for line in text[start:end].splitlines()])
+    alnum = np.concatenate(([False], kinds == 2, [False]))
+    edges = np.flatnonzero(alnum[1:] != alnum[:-1])
+    starts, ends = edges[0::2], edges[1::2]
+    sides = np.rint(np.sqrt(ends - starts)).astype(np.int64)
+    square = (sides >= MIN_N) & (sides <= MAX_N) & (sides * sides == ends - starts)
+    for start, n in zip(starts[square].tolist(), sides[square].tolist(), strict=True):
+        word = text[start:start + n * n]
+        yield [list(_cells(word[k:k + n])) for k in range(0, n * n, n)]
+
+
+def _row_runs(arr: np.ndarray, kinds: np.ndarray) -> list[tuple[int, int]]:
+    """Where runs of MIN_N or more lines of 4 to ROW_BYTES bytes, of labels and blanks only, are (byte ranges)."""
+    breaks = np.flatnonzero(arr == 10)
+    starts = np.concatenate(([0], breaks + 1))
+    ends = np.concatenate((breaks, [len(arr)]))
+    if starts[-1] == len(arr):  # a last empty line: reduceat needs starts inside the array
+        starts, ends = starts[:-1], ends[:-1]
+    if not len(starts):
+        return []
+    bad = kinds == 0
+    bad[breaks] = False  # a line's newline is its end, not a byte of it
+    other = np.logical_or.reduceat(bad, starts)  # per line: a byte that is neither a label nor a blank
+    lines = ~other & (ends - starts >= MIN_N) & (ends - starts <= ROW_BYTES)
+    flags = np.concatenate(([False], lines, [False]))
+    edges = np.flatnonzero(flags[1:] != flags[:-1])
+    return [(int(starts[a]), int(ends[b - 1])) for a, b in zip(edges[0::2], edges[1::2], strict=True)
+            if b - a >= MIN_N]
 
 
 def _cells(word: bytes) -> Iterator[bytes]:
