@@ -1,10 +1,12 @@
-"""What a workspace file holds, opened up as texts with bounded memory: gzip, bz2, xz, lzma and zstandard streams, zip
-and tar members (7z, RAR and lz4 are gaps: no reader here), notebooks' cells, base64 (standard or URL-safe), base32 and
+"""What a workspace file holds, opened up as texts with bounded memory: gzip, zlib, raw deflate (under base64 or hex:
+it has no header), bz2, xz, lzma and zstandard streams (a deflate stream's trailing bytes opened too: `deflate`), zip
+and tar members, git packfiles (`git_packs`; 7z, RAR and lz4 are gaps: no reader here), text respelled character by
+character (`respelled`), notebooks' cells, base64 (standard or URL-safe), base32 and
 hex runs (wrapped or not, hex dumps with spaces and offsets), text escaped character by character (\\uXXXX, &#NN;),
 UTF-16 and UTF-32, pickles' strings (read as opcodes, never unpickled), a torch checkpoint's one-byte tensors and its
 int32/int64 tensors as token ids (`token_arrays`; its other storages skipped), token ids written as text (JSON lists) or
 kept as a raw array of integers (nanoGPT's train.bin), numpy .npy arrays, parquet/arrow columns (`columns`), a
-safetensors file's header and byte tensors.
+safetensors file's header, its byte tensors and its integer tensors (token ids).
 
 A payload up to WHOLE_BYTES is held whole and opened up (3 copies deep); a larger one is read in blocks, decompressed
 as a stream, and scanned as text. Decompression has a budget (RATIO times the compressed size, at least
