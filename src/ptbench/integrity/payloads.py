@@ -411,7 +411,10 @@ class _Opener:
         """A git packfile's objects (deltas applied), each opened up as a payload of its own."""
         reader = PackReader(handle, max(MIN_BUDGET, RATIO * size))
         try:
-            for offset, kind, data in reader.objects():
+            for count, (offset, kind, data) in enumerate(reader.objects()):
+                if count >= MAX_MEMBERS:
+                    self.walk.gap(f"{where}: more than {MAX_MEMBERS} objects, the rest not opened")
+                    break
                 if kind in ("blob", "delta", "commit", "tag"):
                     yield from self.whole(f"{where}!git-{kind}@{offset}", data, depth + 1)
         except PackBomb as exc:
