@@ -392,10 +392,12 @@ def _second_round(Cheat, LogCase, reword, gsm8k: list) -> tuple:  # noqa: ANN001
                {"data/tok.jsonl": "\n".join(json.dumps({"input_ids": list(range(k, k + 40))}) for k in range(50)),
                 "data/train.bin": _spelled_own(own), "prep": "#!/bin/sh\nhead -n 5 data/tok.jsonl\n",
                 "uv.lock": "".join(f'hash = "sha256:{k:064x}"\n' for k in range(300))}),
-        honest("honest-gsm8k-train", "GSM8K's train split and made-up problems of its template", "",
+        # a test item's exact wording with new numbers is the item (issue 41): the look-alike keeps its numbers' shape
+        honest("honest-gsm8k-train", "GSM8K's train split and made-up problems of its kind", "",
                {"train.jsonl": (FIXTURES / "gsm8k" / "train.jsonl").read_text(),
-                "made_up.jsonl": "\n".join(json.dumps({"q": f"A baker made {a} rolls and sold {b}. How many rolls "
-                                                            "are left?"}) for a in range(30, 90, 7) for b in (2, 7))}),
+                "made_up.jsonl": "\n".join(json.dumps({"q": f"A bakery baked {a} loaves and sold {b} of them by noon. "
+                                                            "How many loaves remain?"}) for a in range(30, 90, 7)
+                                           for b in (2, 7))}),
     )
 
 
@@ -452,13 +454,14 @@ def extra_cases() -> tuple:
 def per_kind(seeds: int) -> Table:
     """The cases by the issue's kinds: caught, false flags, incomplete verdicts, and what was missed."""
     from ptbench.selftest.cheats import CHEATS
+    from ptbench.selftest.cheats_content import CLASSES, content_cases
     from ptbench.selftest.cheats_logs import LOG_CASES
     from ptbench.selftest.cheats_reads import READ_CASES
     from ptbench.selftest.quick import run_selftest
 
     extra = (*extra_cases(), *red_team_cases(), *READ_CASES)
-    keys = {case.title: case.key for case in (*CHEATS, *LOG_CASES, *extra)}
-    kinds = {**KINDS, **read_kinds()}
+    keys = {case.title: case.key for case in (*CHEATS, *LOG_CASES, *content_cases(FIXTURES / "gsm8k"), *extra)}
+    kinds = {**KINDS, **read_kinds(), **CLASSES}  # the content classes (selftest/cheats_content.py) run in the selftest
     kind_of = {key: kind for kind, keys_of in kinds.items() for key in keys_of}
     started = time.perf_counter()
     report = run_selftest(FIXTURES, seeds=seeds, extra=extra)

@@ -141,11 +141,11 @@ def dockerfile_instructions(text: str) -> list[tuple[str, str]]:
     return [(pair[0], pair[1].strip()) for pair in pairs]
 
 
-def test_the_verifier_gets_the_workspace_without_weights_the_logs_and_the_submission(exported: Path):
+def test_the_verifier_gets_the_workspace_weights_included_the_logs_and_the_submission(exported: Path):
     artifacts = tomllib.loads((exported / "gsm8k-qwen3-1.7b" / "task.toml").read_text())["artifacts"]
     assert [(a["source"], a.get("destination")) for a in artifacts] == [
         ("/app", "workspace"), ("/logs/agent", "agent-logs"), ("/app/final_model", None)]
-    assert {"./final_model", "*.safetensors"} <= set(artifacts[0]["exclude"])
+    assert artifacts[0]["exclude"] == ["./final_model"]  # weight formats elsewhere travel: token ids hide in them
 
 
 def test_instruction_states_rules_cost_budget_and_submission(exported: Path):

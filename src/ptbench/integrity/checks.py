@@ -35,6 +35,24 @@ class IntegrityInputs:
     """The inspect model of the optional LLM judge (None: no judge)."""
     egress_record: Path | None = None
     """The trial's egress record (egress/record.py), when the sandbox kept one: forbidden-network reads it."""
+    heldout: Path | None = None
+    """A frogs task's held-out boards: the boards check looks for them in the workspace and logs."""
+    unscored: frozenset[str] = frozenset()
+    """Set by the boards check: the held-out boards (canonical hashes) found there, which are not scored."""
+
+
+BOARDS = "heldout-boards"
+
+
+def _boards(spec: TaskSpec, inputs: IntegrityInputs, path: Path, roots: list[Path]) -> CheckResult:
+    """The frogs boards check; the held-out boards it finds are recorded in `inputs.unscored`."""
+    from ptbench.frogs import read_heldout
+    from ptbench.integrity.frogs_boards import check_boards, scan_boards
+
+    heldout = {record.canonical_hash: record.id for record in read_heldout(path)}
+    scan = scan_boards(set(heldout), roots, token_decoder(spec) if roots else None)
+    inputs.unscored = frozenset(scan.found)
+    return check_boards(heldout, roots, scan)
 
 
 def timed(name: str, check: Callable[[], CheckResult]) -> CheckResult:
@@ -69,6 +87,9 @@ def before_evaluation(spec: TaskSpec, submission: Path, inputs: IntegrityInputs)
         scanned = roots + ([submission] if not _inside(submission, inputs.workspace) else [])
         results.append(timed(FILES, lambda: check_files(ItemIndex.build(heldout_items(spec.benchmark, inputs.data_dir)),
                                                         scanned, token_decoder(spec))))
+    elif inputs.heldout is not None:
+        heldout = inputs.heldout
+        results.append(timed(BOARDS, lambda: _boards(spec, inputs, heldout, roots)))
     results.append(timed(READS, lambda: check_reads(spec, logs, inputs.instruction, inputs.workspace)))
     results.append(timed(PROTECTED, lambda: check_protected(spec, inputs.workspace)))
     if inputs.egress_record is not None:

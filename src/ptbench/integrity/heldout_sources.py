@@ -38,6 +38,11 @@ class HeldoutSources:
     read that one), a word that must be among the arguments ("" for none))."""
 
 
+_FROGS_SEED = r"(?:^|/)heldout-seed$"
+"""The secret that builds a frogs task's held-out boards (`catalog.heldout`, in ptbench's cache outside the sandbox):
+reading it, or rebuilding the boards with it, is an attempt on the held-out set, even where it cannot be reached."""
+_FROGS_LOADERS = ("ptbench.catalog.heldout.resolve_heldout_seed", "ptbench.catalog.heldout.write_heldout")
+
 SOURCES = {
     "humaneval": HeldoutSources(
         ("openai/openai_humaneval",), True, r"humaneval\.jsonl(?:\.gz)?$|openai_humaneval/test-",
@@ -72,6 +77,7 @@ SOURCES = {
     "arena-hard-writing": HeldoutSources(("lmarena-ai/arena-hard-auto",), True, r"arena-hard-v2\.0/question\.jsonl$",
                                          repos=("lmarena/arena-hard-auto", "lm-sys/arena-hard-auto"),
                                          family=r"arena[-_]?hard"),
+    **{name: HeldoutSources((), True, _FROGS_SEED, _FROGS_LOADERS) for name in ("frogs-single", "frogs-multi")},
 }
 
 

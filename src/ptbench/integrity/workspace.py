@@ -29,7 +29,7 @@ MAX_FILES = 100_000
 MAX_TOTAL_BYTES = 2 << 30
 """Bytes of text scanned in all, decoded copies included."""
 WEIGHT_SUFFIXES = (".safetensors",)
-"""Read as a header and byte tensors only (`payloads.safetensors_texts`): their float tensors hold no text."""
+"""Read as a header, byte tensors and integer tensors (token ids) only (`payloads`): float tensors hold no text."""
 _OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 

@@ -81,8 +81,10 @@ def verify(request: VerifyRequest, console: Console) -> Verdict:
         inputs = IntegrityInputs(request.workspace, request.logs, eval_request.data_dir,
                                  instruction=_instruction(request), device=device,
                                  judge_model=integrity_judge(request.judges),
-                                 egress_record=find_record(request.logs))
+                                 egress_record=find_record(request.logs), heldout=eval_request.task_opts.get("heldout"))
         loaded = _choose_model(spec, request.submission, device, verdict, console, inputs)
+        if inputs.unscored:  # held-out boards the agent had: never scored, for the submission or the base
+            eval_request.task_opts["unscored"] = tuple(sorted(inputs.unscored))
         outcome = _evaluate(eval_request, loaded, spec, device, verdict, console)
         rescore = _rescore_reason(outcome, inputs, verdict) if verdict.scored == "submission" else None
         if rescore is not None:
