@@ -16,6 +16,7 @@ import resource
 import select
 import signal
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -50,7 +51,9 @@ def bounded(name: str, check: Callable[[], CheckResult], within: Limits | None =
     """`check()` run in a child under `within` (default `limits()`); its result, or why the child gave none."""
     within = within or limits()
     read_end, write_end = os.pipe()
-    pid = os.fork()
+    with warnings.catch_warnings():  # the child runs only the check: no thread of the parent's is needed there
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
     if pid == 0:  # the child: never returns
         os.close(read_end)
         _child(name, check, within, write_end)

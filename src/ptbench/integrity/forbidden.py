@@ -26,10 +26,11 @@ from pathlib import Path
 
 from ptbench.catalog.spec import TaskSpec
 from ptbench.integrity.actions import MAX_JSON_BYTES, json_parts, uses_in
+from ptbench.integrity.budget import OverBudget, scope
 from ptbench.integrity.heldout_sources import HeldoutSources, hub_pattern, repo_patterns, sources
 from ptbench.integrity.result import MAX_LISTED, CheckResult, Evidence, could_not_run, flagged, incomplete, passed
 from ptbench.integrity.uses import Use
-from ptbench.integrity.workspace import Walk, texts
+from ptbench.integrity.workspace import Text, Walk, texts
 
 NAME = "forbidden-reads"
 WORKDIRS = ("/app", "/tmp", "/dev")
@@ -101,17 +102,9 @@ def check_reads(spec: TaskSpec, logs: list[Path], instruction: str = "",
     prompt = instruction.strip()
     forms = {form.encode() for form in (prompt, json.dumps(prompt)[1:-1], json.dumps(prompt, ensure_ascii=False)[1:-1])
              } if prompt else set()
-    for text in texts(present + code, walk):
-        data = _bounded(text.blocks)
-        if data is None:
-            walk.gap(f"{text.where}: over {MAX_TEXT_BYTES >> 20} MiB, not read for commands")
-            continue
-        echoes += sum(data.count(form) for form in forms)
-        decoded = data.decode("utf-8", "replace")
-        if text.where.lower().endswith(JSON_SUFFIXES) and (len(data) > MAX_JSON_BYTES or json_parts(decoded) is None):
-            walk.gap(f"{text.where}: not readable: not JSON or JSON lines (read as plain text)")
-        for use in uses_in(decoded, text.where, quoted=prompt):
-            hits.extend(f"{what} in {text.where}: {use.shown!r}" for what in rules.broken(use))
+    with scope():
+        for text in texts(present + code, walk):
+            echoes += _read_text(text, rules, prompt, forms, walk, hits)
     evidence = Evidence(files=walk.skipped[:MAX_LISTED], items=hits[:MAX_LISTED],
                         numbers={"hits": len(hits), "instruction_echoes": echoes, "files": walk.files,
                                  "code_files": len(code), "skipped": len(walk.skipped)})
@@ -121,6 +114,25 @@ def check_reads(spec: TaskSpec, logs: list[Path], instruction: str = "",
         return incomplete(NAME, f"no forbidden action in what could be read of {walk.files} log and code files; "
                                 f"not read: {walk.gaps[0]}"[:500], evidence)
     return passed(NAME, f"no forbidden action in {walk.files} log and code files", evidence)
+
+
+def _read_text(text: Text, rules: _Rules, prompt: str, forms: set[bytes], walk: Walk, hits: list[str]) -> int:
+    """Read one payload for forbidden actions (adding to `hits`, its gaps to `walk`); how often it echoes the
+    instruction. An expansion past its budget is a gap (the bomb named), and the rest of that payload is not read."""
+    data = _bounded(text.blocks)
+    if data is None:
+        walk.gap(f"{text.where}: over {MAX_TEXT_BYTES >> 20} MiB, not read for commands")
+        return 0
+    decoded = data.decode("utf-8", "replace")
+    if text.where.lower().endswith(JSON_SUFFIXES) and (len(data) > MAX_JSON_BYTES or json_parts(decoded) is None):
+        walk.gap(f"{text.where}: not readable: not JSON or JSON lines (read as plain text)")
+    try:
+        for use in uses_in(decoded, text.where, quoted=prompt):
+            hits.extend(f"{what} in {text.where}: {use.shown!r}" for what in rules.broken(use))
+    except OverBudget as exc:
+        walk.bombs.append(f"{text.where}: {exc}")
+        walk.gap(f"{text.where}: {exc}, not read further")
+    return sum(data.count(form) for form in forms)
 
 
 MAX_TEXT_BYTES = 64 << 20

@@ -72,6 +72,9 @@ _TEXT_STORAGES = {"torch ByteStorage": "bytes", "torch CharStorage": "bytes", "t
 """Tensor storages that may hold text: one byte per element (read as bytes), int32/int64 (token ids)."""
 MIN_TOKEN_BYTES = 64
 """An int32/int64 storage smaller than this (16 int32 ids) is not decoded."""
+MAX_PICKLE_OPS = 1 << 20
+"""Opcodes read of one pickle (a model's or an optimizer's checkpoint has tens of thousands; 60 MB of MEMOIZE would
+hold a memo entry each): past it, the pickle is a bomb and not read further."""
 _MEMO_PUTS = frozenset({"PUT", "BINPUT", "LONG_BINPUT"})
 _MEMO_GETS = frozenset({"GET", "BINGET", "LONG_BINGET"})
 _HEADER_BYTES = 16 << 20
@@ -291,7 +294,7 @@ class _Opener:
                 yield from self.npy(where, data, depth)
                 return
             if kind == "pickle":
-                yield self.text(f"{where}!strings", [_pickle_strings(data)])
+                yield self.text(f"{where}!strings", [_pickle_strings(data, where, self.walk)])
                 return
             if kind == "utf16":
                 yield from self.whole(f"{where}!utf16", _utf16(data), depth + 1)
@@ -427,7 +430,10 @@ def _text_storages(where: str, archive: zipfile.ZipFile, pickles: list[zipfile.Z
         pushed: tuple[str, str | None] = ("", None)  # what the previous opcode pushed: (a global's name, a string)
         strings = ["", ""]  # the last two strings pushed (STACK_GLOBAL's module and name)
         try:
-            for op, arg, _ in pickletools.genops(archive.read(member)):
+            for count, (op, arg, _) in enumerate(pickletools.genops(archive.read(member))):
+                if count >= MAX_PICKLE_OPS:
+                    _pickle_bomb(f"{where}!{member.filename}", walk)
+                    break
                 if op.name in _MEMO_PUTS or op.name == "MEMOIZE":
                     memo[len(memo) if arg is None else arg] = pushed
                     continue
@@ -444,14 +450,24 @@ def _text_storages(where: str, archive: zipfile.ZipFile, pickles: list[zipfile.Z
     return keys
 
 
-def _pickle_strings(data: bytes) -> bytes:
+def _pickle_bomb(where: str, walk: Walk) -> None:
+    walk.bombs.append(shown(f"{where}: past {MAX_PICKLE_OPS} opcodes (a pickle bomb)"))
+    walk.gap(f"{where}: a pickle bomb of more than {MAX_PICKLE_OPS} opcodes, read no further")
+
+
+def _pickle_strings(data: bytes, where: str, walk: Walk) -> bytes:
     """The strings a pickle (or pickles one after another) carries, one a line, read from its opcodes (nothing is
-    unpickled)."""
+    unpickled), at most MAX_PICKLE_OPS of them."""
     lines = []
     stream = io.BytesIO(data)
+    count = 0
     try:
         while data[stream.tell():stream.tell() + 1] == b"\x80":  # pickles one after another (torch's legacy format)
             for _, arg, _ in pickletools.genops(stream):
+                count += 1
+                if count > MAX_PICKLE_OPS:
+                    _pickle_bomb(where, walk)
+                    return "\n".join(lines).encode("utf-8", "replace")
                 if isinstance(arg, str):
                     lines.append(arg)
                 elif isinstance(arg, bytes) and arg.isascii():

@@ -4,6 +4,8 @@ POSIX quoting as `shlex` reads it ('...', "...", backslashes), plus what shlex l
 `$NAME` and `${NAME}` expanded from variables assigned earlier in the same text (`X=/te; cat ${X}sts/a`), command
 substitutions and backticks kept as nested texts, redirections and heredoc bodies attached to their statement.
 Forgiving by design (the input is a log): an unterminated quote is read as a literal character, never an error.
+Every expansion (a variable's value, printf's output, a command substitution read again) is counted against the
+scope's `budget.SHELL_EXPANSION` in bytes produced: past it, `budget.OverBudget`.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import re
 import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+
+from ptbench.integrity.budget import SHELL_EXPANSION, scope, spend
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.DOTALL)
@@ -81,6 +85,7 @@ def printed(words: list[str]) -> str:
     out = []
     while True:
         out.append(_filled(fmt, iter(rest[:conversions])))
+        spend(SHELL_EXPANSION, len(out[-1]))
         rest = rest[conversions:]
         if not rest or not conversions:
             return "".join(out)
@@ -273,18 +278,25 @@ class _Parser:
             end = len(text) if end < 0 else end
             inner, self.i = text[self.i + 2:end], end + 1
             name, _, default = inner.partition(":-")
-            return self.env.get(name, default or f"${{{inner}}}")
+            return _spent(self.env.get(name, default or f"${{{inner}}}"))
         match = _NAME.match(text, self.i + 1)
         if match is None:
             self.i += 1
             return "$"
         self.i = match.end()
-        return self.env.get(match.group(), "$" + match.group())
+        return _spent(self.env.get(match.group(), "$" + match.group()))
 
     def _substituted(self, inner: str, end: int) -> str:
         self.i = min(end, len(self.text))
         self.current.substitutions.append(inner)
-        return substitution_value(inner)
+        spend(SHELL_EXPANSION, len(inner))  # read again, as deep as substitutions nest
+        return _spent(substitution_value(inner))
+
+
+def _spent(value: str) -> str:
+    """An expansion's value, counted against the budget."""
+    spend(SHELL_EXPANSION, len(value))
+    return value
 
 
 def _end_of(pattern: re.Pattern[str], text: str, start: int) -> int:
@@ -345,4 +357,5 @@ def substitution_value(inner: str) -> str:
 
 def parse(text: str, env: dict[str, str] | None = None) -> list[Statement]:
     """The statements of a shell text; `env` (updated in place) holds the variables known so far."""
-    return _Parser(text, env if env is not None else dict(DEFAULT_ENV)).run()
+    with scope():
+        return _Parser(text, env if env is not None else dict(DEFAULT_ENV)).run()
