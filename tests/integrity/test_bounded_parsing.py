@@ -81,8 +81,8 @@ def test_a_bomb_does_not_hide_a_read_in_another_log(tmp_path: Path) -> None:
 
 
 def test_python_past_its_budget_is_parsed_in_pieces_then_stops(tmp_path: Path, monkeypatch) -> None:
-    """A helpers.py of f() calls (12 MB in the quoted attack; here
-    short: 2 MB, the budget at 512 KiB) is parsed in pieces, never whole: its memory stays within the guard, and past the budget it is a gap."""
+    """A helpers.py of f() calls (12 MB in the quoted attack; here 2 MB, the budget at 512 KiB, to keep the test
+    short) is parsed in pieces, never whole: its memory stays within the guard, and past the budget it is a gap."""
     monkeypatch.setitem(budget.LIMITS, budget.PYTHON_PARSED, 512 << 10)
     workspace = tmp_path / "app"
     workspace.mkdir()

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import IO, Any
 
 ROW_GROUP_BYTES = 512 << 20
+NO_TOKENIZER = "token ids not decoded: no tokenizer"
+"""The gap of token ids the verifier cannot decode for lack of the task's tokenizer: its own, not the agent's."""
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,7 @@ def _strings(array: Any, decoder: TokenDecoder | None, out: list[str], gap: Call
         if not pa.types.is_integer(values.type):
             _strings(values, decoder, out, gap)
         elif len(values) and decoder is None:
-            gap("token ids not decoded: no tokenizer")
+            gap(NO_TOKENIZER)
         elif len(values) and decoder is not None:
             bounds = pc.min_max(values)
             rows = [row for row in array.to_pylist() if row]

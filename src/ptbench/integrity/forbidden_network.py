@@ -4,9 +4,9 @@ where the request was in clear text). A refused attempt counts: the agent tried.
 not visible (TLS) and that received bytes could have been either: the check then says incomplete, never passed (a
 DNS lookup of the hub, or a connection that received nothing, downloaded nothing), as the verifier's own gap. A
 record the agent made partial (a flood past its cap, connections or datagrams the sandbox could not log) is
-incomplete by the agent's doing; the record's `repeats` and `overflow` counts are attempts like any other. Connections the host-side
-proxy tagged `agent-api` (hosts the run added for the agent CLI's own model API, e.g. Claude Code's
-api.anthropic.com) are exempt and listed; any other model-API contact flags."""
+incomplete by the agent's doing; the record's `repeats` and `overflow` counts are attempts like any other.
+Connections the host-side proxy tagged `agent-api` (hosts the run added for the agent CLI's own model API, e.g.
+Claude Code's api.anthropic.com) are exempt and listed; any other model-API contact flags."""
 
 from __future__ import annotations
 

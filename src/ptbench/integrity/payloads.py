@@ -29,7 +29,7 @@ import zipfile
 from collections.abc import Callable, Iterator
 from typing import IO, Protocol, cast
 
-from ptbench.integrity.columns import TokenDecoder, columnar_texts
+from ptbench.integrity.columns import NO_TOKENIZER, TokenDecoder, columnar_texts
 from ptbench.integrity.token_arrays import decoded_ids, id_runs, npy_array, npy_text, raw_ids, storage_ids
 from ptbench.integrity.workspace import WEIGHT_SUFFIXES, Text, Walk, shown
 
@@ -365,7 +365,7 @@ class _Opener:
         if member.file_size < MIN_TOKEN_BYTES:
             return  # a scalar (a step count) or a few numbers: no test item
         if self.decoder is None:
-            self.walk.gap(f"{where}: token ids not decoded: no tokenizer")
+            self.walk.gap(f"{where}: {NO_TOKENIZER}")
         elif member.file_size > WHOLE_BYTES:
             self.walk.gap(f"{where}: {member.file_size} bytes of integers, not decoded as token ids")
         else:
