@@ -14,6 +14,8 @@ from pathlib import Path
 PACKAGES = ("rich", "pydantic", "jinja2", "yaml", "requests", "idna", "click", "certifi", "attr", "markupsafe")
 """Copied byte for byte from the verifier's own site-packages (a venv with the same versions)."""
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "benchmarks" / "gsm8k"
+CHUNK_ROWS = 20_000
+"""The dataset is written as this many distinct rows, repeated (a 2 GB set without holding it in memory)."""
 
 
 def _site_packages() -> Path:
@@ -55,12 +57,15 @@ def build(root: Path, generated_files: int = 2000, dataset_rows: int = 20_000, c
     (hub / "refs").mkdir()
     (hub / "refs" / "main").write_text("0123abcd")
     rows = [json.loads(line) for line in (FIXTURES / "train.jsonl").read_text().splitlines() if line.strip()]
-    data = [rows[number % len(rows)] | {"id": number} for number in range(dataset_rows)]
+    chunk = min(dataset_rows, CHUNK_ROWS)
+    data = [rows[number % len(rows)] | {"id": number} for number in range(chunk)]
+    chunks = max(1, dataset_rows // chunk)
     datasets = app / ".cache" / "huggingface" / "datasets" / "local___train" / "default" / "0.0.0"
     datasets.mkdir(parents=True)
     table = pa.Table.from_pylist(data)
     with pa.OSFile(str(datasets / "train.arrow"), "wb") as sink, pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
+        for _ in range(chunks):
+            writer.write_table(table)
     (datasets / "dataset_info.json").write_text(json.dumps({"features": {"question": {"dtype": "string"}}}))
 
     pip = app / ".cache" / "pip" / "http-v2" / "a" / "b"
@@ -87,8 +92,13 @@ def build(root: Path, generated_files: int = 2000, dataset_rows: int = 20_000, c
             {"loss": 1.0 / (n + 1), "step": n} for n in range(step * 100)]}))
 
     (app / "data").mkdir()
-    (app / "data" / "train.jsonl").write_text("\n".join(json.dumps(row) for row in data) + "\n")
-    pq.write_table(table, app / "data" / "train.parquet")
+    lines = ("\n".join(json.dumps(row) for row in data) + "\n").encode()
+    with (app / "data" / "train.jsonl").open("wb") as handle:
+        for _ in range(chunks):
+            handle.write(lines)
+    with pq.ParquetWriter(app / "data" / "train.parquet", table.schema) as parquet:
+        for _ in range(chunks):
+            parquet.write_table(table)
     (app / "train.py").write_text("import json\nrows = [json.loads(l) for l in open('data/train.jsonl')]\n"
                                   "print(len(rows))\n")
     return app

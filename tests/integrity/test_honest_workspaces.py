@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.integrity.honest_workspace import FIXTURES, build
 
 from ptbench.catalog.tasks import get_task
 from ptbench.integrity.bounded import bounded
@@ -16,7 +17,6 @@ from ptbench.integrity.contamination_files import check_files
 from ptbench.integrity.forbidden import check_reads
 from ptbench.integrity.items import heldout_items
 from ptbench.integrity.ngrams import ItemIndex
-from tests.integrity.honest_workspace import FIXTURES, build
 
 
 @pytest.fixture(scope="module")

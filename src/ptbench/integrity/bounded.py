@@ -62,7 +62,13 @@ def bounded(name: str, check: Callable[[], CheckResult], within: Limits | None =
     if timed_out:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-    _, status = os.waitpid(pid, 0)
+    _, status, usage = os.wait4(pid, 0)
+    result = _result(name, data, status, timed_out, within)
+    result.evidence.numbers["scan_peak_rss_mb"] = round(usage.ru_maxrss / 1024, 1)  # the child's own peak
+    return result
+
+
+def _result(name: str, data: bytes, status: int, timed_out: bool, within: Limits) -> CheckResult:
     if timed_out:
         return incomplete(name, f"stopped at its wall-clock limit of {within.wall_seconds:.0f} s (what the agent left "
                           "takes too long to read)")

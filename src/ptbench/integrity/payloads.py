@@ -458,7 +458,7 @@ def _pickle_bomb(where: str, walk: Walk) -> None:
 def _pickle_strings(data: bytes, where: str, walk: Walk) -> bytes:
     """The strings a pickle (or pickles one after another) carries, one a line, read from its opcodes (nothing is
     unpickled), at most MAX_PICKLE_OPS of them."""
-    lines = []
+    lines: list[str] = []
     stream = io.BytesIO(data)
     count = 0
     try:
