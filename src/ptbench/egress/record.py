@@ -35,6 +35,8 @@ SUMMARY_SHARE, REFUSED_SHARE, ORDINARY_SHARE = 1 / 8, 5 / 8, 3 / 8
 allowed attempts of no host the checks watch, stop being written one by one."""
 MAX_GROUPS = 4096
 """Overflow groups of unwatched hosts kept apart; past it they are counted under the host `*`."""
+FLOODED = "overflowed"
+"""In an `incomplete` line's reason: a log the sandbox keeps was flooded (the agent's doing)."""
 CUT_CONNECTIONS = "connection(s) still open when the sandbox stopped were cut"
 """The reason of the `incomplete` line for connections cut at the end (each cut one is recorded, with its
 destination, so the checks miss none of them)."""
@@ -201,6 +203,8 @@ class EgressRecord:
     partial: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     """What the record says that misses no destination (connections cut at the end, each recorded)."""
+    own: list[str] = field(default_factory=list)
+    """The partial reasons that are the host side's own (its errors, a line it did not write whole), not a flood."""
 
     @property
     def attempts(self) -> int:
@@ -231,6 +235,7 @@ def read_record(path: Path, limit: int = MAX_RECORD_BYTES) -> EgressRecord:
             event = EgressEvent.model_validate(json.loads(line))
         except (ValueError, ValidationError):
             record.partial.append(f"line {number} is not an egress event")
+            record.own.append(record.partial[-1])  # only the host side writes the record
             continue
         if event.kind == "truncated":
             record.partial.append(f"the record stopped at its cap (line {number}): {event.reason}"[:300])
@@ -238,6 +243,8 @@ def read_record(path: Path, limit: int = MAX_RECORD_BYTES) -> EgressRecord:
             record.notes.append(f"{event.reason} (line {number})")
         elif event.kind == "incomplete":
             record.partial.append(f"{event.reason} (line {number})")
+            if FLOODED not in event.reason:  # the sandbox's own trouble logging (an error, a holder not gone)
+                record.own.append(record.partial[-1])
         else:
             if event.kind == "overflow" and (event.asked == "*" or _hub(event.asked)):
                 record.partial.append(f"{event.count} attempt(s) to {event.asked} past the record's share, counted "

@@ -27,7 +27,7 @@ from ptbench.integrity.result import CheckResult, could_not_run, incomplete
 class Limits:
     """What one check's child may use."""
 
-    memory_bytes: int = 3 << 30
+    memory_bytes: int = 2 << 30
     """Address space above the parent's at the fork (an honest scan's peak is measured in bench_integrity)."""
     cpu_seconds: int = 600
     wall_seconds: float = 900.0

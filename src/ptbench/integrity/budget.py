@@ -18,10 +18,11 @@ SHELL_EXPANSION = "shell expansion"
 PYTHON_PARSED = "Python parsed"
 LIMITS = {
     SHELL_EXPANSION: 16 << 20,
-    PYTHON_PARSED: 16 << 20,
+    PYTHON_PARSED: 4 << 20,
 }
 """Bytes per trial: of shell words, printf output, xargs commands and command substitutions expanded; of Python
-handed to `ast.parse` (about 700 bytes of memory and 4 us of CPU per byte of call-heavy code)."""
+handed to `ast.parse` (about 700 bytes of memory and 4 us of CPU per byte of call-heavy code: 4 MiB is 20 s or so,
+and 2.5 times ptbench's own 1.6 MB of sources)."""
 
 
 class OverBudget(Exception):

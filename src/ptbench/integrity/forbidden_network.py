@@ -3,10 +3,11 @@ those the task forbids) and the hub downloads of the benchmark's test items or t
 where the request was in clear text). A refused attempt counts: the agent tried. A hub connection whose path was
 not visible (TLS) and that received bytes could have been either: the check then says incomplete, never passed (a
 DNS lookup of the hub, or a connection that received nothing, downloaded nothing), as the verifier's own gap. A
-record the agent made partial (a flood past its cap, connections or datagrams the sandbox could not log) is
-incomplete by the agent's doing; the record's `repeats` and `overflow` counts are attempts like any other.
-Connections the host-side proxy tagged `agent-api` (hosts the run added for the agent CLI's own model API, e.g.
-Claude Code's api.anthropic.com) are exempt and listed; any other model-API contact flags."""
+record the agent made partial (a flood past its cap, the kernel's log of refused UDP overflowed) is incomplete by the
+agent's doing, one the host side could not write whole by the verifier's; the record's `repeats` and `overflow`
+counts are attempts like any other. Connections the host-side proxy tagged `agent-api` (hosts the run added for the
+agent CLI's own model API, e.g. Claude Code's api.anthropic.com) are exempt and listed; any other model-API contact
+flags."""
 
 from __future__ import annotations
 
@@ -50,8 +51,9 @@ def check_network(spec: TaskSpec, record_path: Path | None, forbidden_hosts: tup
     if hits:
         return flagged(NAME, f"{len(hits)} connection(s) to forbidden hosts or hub files, first: {describe(hits[0])}"
                        [:500], _evidence(record_path, hits))
-    if record.partial:  # a flood, connections or datagrams the sandbox could not log: the agent's doing
-        return incomplete(NAME, "; ".join(record.partial[:2]), _evidence(record_path, opaque))
+    if record.partial:  # a flood past the cap is the agent's doing; the host side's own trouble logging is not
+        cause = "verifier" if len(record.own) == len(record.partial) else "submission"
+        return incomplete(NAME, "; ".join(record.partial[:2]), _evidence(record_path, opaque), cause=cause)
     if opaque:  # the verifier cannot see a TLS request's path: its own gap, named
         return incomplete(NAME, f"{len(opaque)} hub connection(s) whose path was not visible (TLS)",
                           _evidence(record_path, opaque), cause="verifier")

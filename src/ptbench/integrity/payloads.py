@@ -253,7 +253,7 @@ class _Opener:
         elif depth < MAX_DEPTH and kind == "tar":
             yield from self.tar(where, _Prefixed(head, stream), depth)
         else:
-            if kind is not None:
+            if kind is not None and not (kind == "npy" and _numbers_only(head)):
                 self.walk.gap(f"{where}: a {kind} payload over {WHOLE_BYTES} bytes, scanned as plain bytes only")
             yield self.text(where, self.blocks(head, stream, where))
 
@@ -409,6 +409,20 @@ class _Opener:
                 handle.seek(8 + size + begin)
                 yield from self.stream(f"{where}!{name}", io.BytesIO(handle.read(min(end - begin, WHOLE_BYTES))),
                                        end - begin, 1)
+
+
+def _numbers_only(head: bytes) -> bool:
+    """Whether an .npy's header declares floats, complex numbers or booleans: no text, whatever its size (embeddings
+    kept as a large array are no gap)."""
+    from numpy.lib import format as npy
+
+    try:
+        stream = io.BytesIO(head)
+        version = npy.read_magic(stream)
+        read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+        return read_header(stream)[2].kind in "fcb"
+    except ValueError:
+        return False
 
 
 def _utf16(data: bytes) -> bytes:
