@@ -157,6 +157,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=60_000)
     parser.add_argument("--dataset-mb", type=int, default=2000)
+    parser.add_argument("--bombs", default="", help="only the bombs whose name holds one of these (comma-separated)")
     args = parser.parse_args()
     from tests.integrity.honest_workspace import build
 
@@ -182,6 +183,8 @@ def main() -> None:
         print(f"| honest workspace | {honest['seconds']:.0f} | {honest['scans']:.1f} | {base:.0f} | 1.00 | "
               f"{honest['scored']} | {honest['why']} |")
         for name, (kind, text) in BOMBS.items():
+            if not any(part in name for part in args.bombs.split(",")):
+                continue
             case = root / f"bomb-{len(name)}"
             bombed = case / "app"
             bombed.mkdir(parents=True)
