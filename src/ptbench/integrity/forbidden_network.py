@@ -19,7 +19,16 @@ from ptbench.egress.hosts import HUB_HOSTS, MODEL_API_HOSTS, MODEL_API_SUFFIXES
 from ptbench.egress.policy import AllowPolicy
 from ptbench.egress.record import EgressEvent, RecordUnreadable, describe, read_record
 from ptbench.integrity.heldout_sources import SOURCES
-from ptbench.integrity.result import MAX_LISTED, CheckResult, Evidence, could_not_run, flagged, incomplete, passed
+from ptbench.integrity.result import (
+    MAX_LISTED,
+    Cause,
+    CheckResult,
+    Evidence,
+    could_not_run,
+    flagged,
+    incomplete,
+    passed,
+)
 
 NAME = "forbidden-network"
 
@@ -52,7 +61,7 @@ def check_network(spec: TaskSpec, record_path: Path | None, forbidden_hosts: tup
         return flagged(NAME, f"{len(hits)} connection(s) to forbidden hosts or hub files, first: {describe(hits[0])}"
                        [:500], _evidence(record_path, hits))
     if record.partial:  # a flood past the cap is the agent's doing; the host side's own trouble logging is not
-        cause = "verifier" if len(record.own) == len(record.partial) else "submission"
+        cause: Cause = "verifier" if len(record.own) == len(record.partial) else "submission"
         return incomplete(NAME, "; ".join(record.partial[:2]), _evidence(record_path, opaque), cause=cause)
     if opaque:  # the verifier cannot see a TLS request's path: its own gap, named
         return incomplete(NAME, f"{len(opaque)} hub connection(s) whose path was not visible (TLS)",
