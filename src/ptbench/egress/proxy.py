@@ -22,6 +22,7 @@ from ptbench.addresses import Network, canonical_ip, reaches
 from ptbench.egress.peek import MAX_PEEK, Asked, Incomplete, Malformed, peek_host
 from ptbench.egress.policy import AllowPolicy, Decision
 from ptbench.egress.record import EgressEvent, EgressWriter
+from ptbench.egress.requests import Request, RequestScanner
 
 PEEK_SECONDS = 5.0
 """How long the first bytes are awaited; a connection silent that long (a server-speaks-first protocol) is decided
@@ -160,8 +161,9 @@ class EgressProxy:
                     head = b""
                 await loop.sock_sendall(upstream, head)
                 event.bytes_out = len(head)
-                await asyncio.gather(_splice(client, upstream, event, "bytes_out"),
-                                     _splice(upstream, client, event, "bytes_in"))
+                outgoing = (self._relay_requests(client, upstream, event, head) if event.protocol == "http"
+                            else _splice(client, upstream, event, "bytes_out"))
+                await asyncio.gather(outgoing, _splice(upstream, client, event, "bytes_in"))
             except OSError:
                 pass
             finally:
@@ -175,6 +177,34 @@ class EgressProxy:
             event.address, event.port = self.destination(client)
         _reset(client)
         self.record(event)
+
+    async def _relay_requests(self, client: socket.socket, upstream: socket.socket, event: EgressEvent,
+                              head: bytes) -> None:
+        """A clear-text HTTP connection's client side, copied through Python (not spliced) so that every request
+        after its first (kept alive, pipelined) is recorded as an attempt of its own, with its path and Host."""
+        loop = asyncio.get_running_loop()
+        scanner = RequestScanner()
+        for request in scanner.feed(head)[1:]:  # the first is the connection's own event
+            self._further(event, request)
+        try:
+            while data := await loop.sock_recv(client, BUFFER):
+                for request in scanner.feed(data):
+                    self._further(event, request)
+                await loop.sock_sendall(upstream, data)
+                event.bytes_out += len(data)
+        except OSError:
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                upstream.shutdown(socket.SHUT_WR)
+
+    def _further(self, connection: EgressEvent, request: Request) -> None:
+        """Record a request after the first on a connection (its Host, when it names one, as what it asked)."""
+        self.record(EgressEvent(time=time.time(), phase=connection.phase, protocol="http",
+                                asked=(request.host or connection.asked or "")[:253] or None,
+                                address=connection.address, port=connection.port, path=request.path,
+                                allowed=connection.allowed,
+                                reason=f"a further request on the connection to {connection.asked}"[:300]))
 
     def record(self, event: EgressEvent) -> None:
         """Write an event to the record, tagged when it is the agent CLI's own API."""

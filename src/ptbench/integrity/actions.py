@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterator
 
 from ptbench.files import parse_json
+from ptbench.integrity.budget import SHELL_EXPANSION, spend
 from ptbench.integrity.python_uses import python_uses
 from ptbench.integrity.shell_words import (
     KEYWORDS,
@@ -371,6 +372,8 @@ def _xargs(words: list[str], data: str) -> str:
         elif option in _XARGS_VALUED and words:
             words.pop(0)
     items = data.split()
+    command = len(join(words or ["echo"])) + 1
+    spend(SHELL_EXPANSION, (command * len(items) if placeholder is not None else command) + len(data))
     if placeholder is not None:
         return "\n".join(join([w.replace(placeholder, item) for w in words]) for item in items)
     return join((words or ["echo"]) + items)

@@ -1,6 +1,8 @@
 """Run the integrity checks for the verifier: before evaluation (files, reads, tampering, substitution, the
 likelihood test, then the optional LLM judge, which sees the others' results) and after it (the self-report against
-the verified score). A check that raises is recorded as could-not-run."""
+the verified score). The scans of what the agent left (its workspace, logs and submission's files) run each in a child
+process under a memory and a CPU-time limit (`bounded`). A check that raises is recorded as could-not-run, the
+verifier's own failure."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from ptbench.catalog.spec import TaskSpec
 from ptbench.errors import first_line
+from ptbench.integrity.bounded import bounded
 from ptbench.integrity.result import CheckResult, could_not_run
 
 if TYPE_CHECKING:
@@ -85,12 +88,15 @@ def before_evaluation(spec: TaskSpec, submission: Path, inputs: IntegrityInputs)
         results.append(could_not_run(FILES, "no workspace or logs were given to the verifier"))
     elif not spec.is_frogs:
         scanned = roots + ([submission] if not _inside(submission, inputs.workspace) else [])
-        results.append(timed(FILES, lambda: check_files(ItemIndex.build(heldout_items(spec.benchmark, inputs.data_dir)),
-                                                        scanned, token_decoder(spec))))
+        decoder = token_decoder(spec)
+        results.append(timed(FILES, lambda: bounded(FILES, lambda: check_files(
+            ItemIndex.build(heldout_items(spec.benchmark, inputs.data_dir)), scanned, decoder))))
     elif inputs.heldout is not None:
         heldout = inputs.heldout
+        # in this process, not a bounded child: the boards it finds must reach `inputs.unscored`
         results.append(timed(BOARDS, lambda: _boards(spec, inputs, heldout, roots)))
-    results.append(timed(READS, lambda: check_reads(spec, logs, inputs.instruction, inputs.workspace)))
+    results.append(timed(READS, lambda: bounded(READS, lambda: check_reads(spec, logs, inputs.instruction,
+                                                                           inputs.workspace))))
     results.append(timed(PROTECTED, lambda: check_protected(spec, inputs.workspace)))
     if inputs.egress_record is not None:
         from ptbench.integrity.forbidden_network import NAME as NETWORK
@@ -133,7 +139,7 @@ def _seen_in_part(results: list[CheckResult], roots: list[Path], over_roots: set
     partial = [f"{root}: {reason}" for root in roots if (reason := incomplete_reason(root)) is not None]
     if not partial:
         return results
-    return [could_not_run(result.name, f"saw only part of {partial[0]}")
+    return [could_not_run(result.name, f"saw only part of {partial[0]}", cause="submission")
             if result.name in over_roots and result.status == "passed" else result for result in results]
 
 

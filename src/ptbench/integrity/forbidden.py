@@ -27,13 +27,14 @@ from pathlib import Path
 from ptbench.catalog.spec import TaskSpec
 from ptbench.egress.hosts import MODEL_API_HOSTS, MODEL_API_SUFFIXES
 from ptbench.integrity.actions import MAX_JSON_BYTES, json_parts, uses_in
+from ptbench.integrity.budget import OverBudget, scope
 from ptbench.integrity.configs import CONFIG_SUFFIXES, config_uses
 from ptbench.integrity.heldout_sources import HeldoutSources, hub_pattern, mirror_pattern, repo_patterns, sources
 from ptbench.integrity.hub_refs import hub_datasets, hub_models
 from ptbench.integrity.result import MAX_LISTED, CheckResult, Evidence, could_not_run, flagged, incomplete, passed
 from ptbench.integrity.shell_words import ShellState
 from ptbench.integrity.uses import Use
-from ptbench.integrity.workspace import Walk, texts
+from ptbench.integrity.workspace import Text, Walk, texts
 
 NAME = "forbidden-reads"
 WORKDIRS = ("/app", "/tmp", "/dev")
@@ -113,21 +114,9 @@ def check_reads(spec: TaskSpec, logs: list[Path], instruction: str = "",
     forms = {form.encode() for form in (prompt, json.dumps(prompt)[1:-1], json.dumps(prompt, ensure_ascii=False)[1:-1])
              } if prompt else set()
     shell = ShellState()  # one shell for the trial: what its tool calls export holds in the later ones
-    for text in texts(present + code, walk):
-        data = _bounded(text.blocks)
-        if data is None:
-            walk.gap(f"{text.where}: over {MAX_TEXT_BYTES >> 20} MiB, not read for commands")
-            continue
-        echoes += sum(data.count(form) for form in forms)
-        decoded = data.decode("utf-8", "replace")
-        if text.where.lower().endswith(JSON_SUFFIXES) and (len(data) > MAX_JSON_BYTES or json_parts(decoded) is None):
-            walk.gap(f"{text.where}: not readable: not JSON or JSON lines (read as plain text)")
-        gaps = len(shell.unreadable)
-        script = text.where.endswith(SHELL_SUFFIXES)  # a shell script is shell throughout: every command counts
-        for use in uses_in(decoded, text.where, quoted=prompt, state=shell, shell=script):
-            hits.extend(f"{what} in {text.where}: {use.shown!r}" for what in rules.broken(use))
-        for gap in shell.unreadable[gaps:gaps + 1]:
-            walk.gap(f"{text.where}: {gap}")
+    with scope():
+        for text in texts(present + code, walk):
+            echoes += _read_text(text, rules, prompt, forms, walk, hits, shell)
     if workspace is not None:
         for where, use in config_uses(configs, workspace, walk):
             hits.extend(f"{what} in {where}: {use.shown!r}" for what in rules.broken(use))
@@ -140,6 +129,31 @@ def check_reads(spec: TaskSpec, logs: list[Path], instruction: str = "",
         return incomplete(NAME, f"no forbidden action in what could be read of {walk.files} log and code files; "
                                 f"not read: {walk.gaps[0]}"[:500], evidence)
     return passed(NAME, f"no forbidden action in {walk.files} log and code files", evidence)
+
+
+def _read_text(text: Text, rules: _Rules, prompt: str, forms: set[bytes], walk: Walk, hits: list[str],
+               shell: ShellState) -> int:
+    """Read one payload for forbidden actions (adding to `hits`, its gaps to `walk`; `shell` carries the trial's
+    shell state from one payload to the next); how often it echoes the instruction. An expansion past its budget is a
+    gap (the bomb named), and the rest of that payload is not read."""
+    data = _bounded(text.blocks)
+    if data is None:
+        walk.gap(f"{text.where}: over {MAX_TEXT_BYTES >> 20} MiB, not read for commands")
+        return 0
+    decoded = data.decode("utf-8", "replace")
+    if text.where.lower().endswith(JSON_SUFFIXES) and (len(data) > MAX_JSON_BYTES or json_parts(decoded) is None):
+        walk.gap(f"{text.where}: not readable: not JSON or JSON lines (read as plain text)")
+    gaps = len(shell.unreadable)
+    script = text.where.endswith(SHELL_SUFFIXES)  # a shell script is shell throughout: every command counts
+    try:
+        for use in uses_in(decoded, text.where, quoted=prompt, state=shell, shell=script):
+            hits.extend(f"{what} in {text.where}: {use.shown!r}" for what in rules.broken(use))
+    except OverBudget as exc:
+        walk.bombs.append(f"{text.where}: {exc}")
+        walk.gap(f"{text.where}: {exc}, not read further")
+    for gap in shell.unreadable[gaps:gaps + 1]:
+        walk.gap(f"{text.where}: {gap}")
+    return sum(data.count(form) for form in forms)
 
 
 MAX_TEXT_BYTES = 64 << 20

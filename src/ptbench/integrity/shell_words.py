@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
+from ptbench.integrity.budget import SHELL_EXPANSION, spend
+
 _LANGUAGE = Language(tree_sitter_bash.language())
 _C_ESCAPES = re.compile(r"\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|u[0-9a-fA-F]{4}|.)", re.DOTALL)
 _SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "f": "\f", "v": "\v"}
@@ -124,6 +126,7 @@ def printed(words: list[str]) -> str:
     out = []
     while True:
         out.append(_filled(fmt, iter(rest[:conversions])))
+        spend(SHELL_EXPANSION, len(out[-1]))
         rest = rest[conversions:]
         if not rest or not conversions:
             return "".join(out)

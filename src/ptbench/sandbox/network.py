@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from ptbench.egress.dns import answer_query
 from ptbench.egress.proxy import EgressProxy, ProxyServer
-from ptbench.egress.record import EgressEvent
+from ptbench.egress.record import CUT_CONNECTIONS, EgressEvent
 from ptbench.sandbox import firewall, udplog
 from ptbench.sandbox.host import HostTools
 
@@ -194,8 +194,8 @@ class SandboxNetwork:
         self._dns.close()
         if cut := await self._server.finish():
             self._proxy.record(EgressEvent(kind="incomplete", time=time.time(), phase=self._proxy.phase,
-                                           protocol="tcp", reason=f"{cut} connection(s) still open when the sandbox "
-                                           "stopped were cut: what they would have moved is not in the record"))
+                                           protocol="tcp", reason=f"{cut} {CUT_CONNECTIONS}: what they would have "
+                                           "moved is not in the record"))
         if self._log.fileno() >= 0:
             asyncio.get_running_loop().remove_reader(self._log.fileno())
             if not ended:

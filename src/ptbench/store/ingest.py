@@ -282,6 +282,8 @@ def _verifier_outcome(trial_dir: Path, result: TrialResult) -> VerifierOutcome:
     if verdict.scored == "base":
         why = verdict.fallback_reasons[0] if verdict.fallback_reasons else "no reason given"
         reason = f"the base model was scored instead of the submission: {why}"
+    elif verdict.gaps:  # the verifier's own gaps: named wherever the trial is shown
+        reason = f"scored with {len(verdict.gaps)} check(s) the verifier could not complete: {verdict.gaps[0]}"
     return VerifierOutcome(status="scored", reason=reason, scored=verdict.scored, inspect_log=log)
 
 

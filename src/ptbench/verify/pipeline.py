@@ -32,7 +32,7 @@ from ptbench.models.device import DeviceFailure
 from ptbench.verify.decoding import resolve_decoding
 from ptbench.verify.eval_retries import evaluate_with_retries
 from ptbench.verify.inspect_run import EvalOutcome, EvalRequest
-from ptbench.verify.integrity import integrity_stage
+from ptbench.verify.integrity import fallback_reasons, gaps, integrity_stage
 from ptbench.verify.judges import integrity_judge, resolve_judges
 from ptbench.verify.loading import LoadedModel, load_base, load_submission
 from ptbench.verify.task_options import item_limit, task_options
@@ -165,8 +165,8 @@ def _choose_model(spec: TaskSpec, submission: Path, device: str, verdict: Verdic
     console.print(f"[bold]integrity[/bold]: {integrity.status}"
                   + (f": {integrity.reasons[0]}" if integrity.reasons else ""), highlight=False)
     verdict.fallback_reasons += [f"intake: {reason}" for reason in intake.reasons]
-    if integrity.status == "failed":
-        verdict.fallback_reasons += [f"integrity: {reason}" for reason in integrity.reasons]
+    verdict.fallback_reasons += [f"integrity: {reason}" for reason in fallback_reasons(verdict.integrity)]
+    verdict.gaps = gaps(verdict.integrity)
     if loaded is not None and not verdict.fallback_reasons:
         return loaded
     if loaded is not None:
