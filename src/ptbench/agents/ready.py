@@ -7,8 +7,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from harbor.agents.factory import AgentFactory
 from harbor.agents.agent_auth_resolution import PROVIDERS
+from harbor.agents.factory import AgentFactory
 from harbor.models.trial.config import AgentConfig
 from harbor.utils.env import resolve_env_vars
 
