@@ -325,8 +325,9 @@ def test_the_network_policy_reaches_task_toml_and_the_instruction(exported: Path
 
 def test_every_task_is_clean_under_harbors_own_lint(exported: Path):
     """Harbor 0.26's task schema and `harbor lint`: no invalid or unknown field, no missing file, no overlapping
-    artifacts (the overlap 0.24 warned of at every trial). Left on purpose: the agent's logs are an artifact (the one way
-    a separate verifier gets them, for the integrity checks), the image is the task's own base, the agent is root."""
+    artifacts (the overlap 0.24 warned of at every trial). Left on purpose: the agent's logs are an artifact (the one
+    way a separate verifier gets them, for the integrity checks), the image is the task's own base, the agent is
+    root."""
     from harbor.lint.models import LintRule
     from harbor.lint.task import lint_task
     from harbor.models.task.config import TaskConfig
