@@ -45,6 +45,9 @@ def verify_command(
     instruction: Annotated[Path | None, typer.Option(
         "--instruction", help="the instruction the agent got (default: instruction.md beside the task spec)")] = None,
     decoding: Annotated[str | None, _DECODING] = None,
+    handoff: Annotated[Path | None, typer.Option(
+        "--handoff", help="the agent environment's record of the submission (handoff-record): what did not arrive "
+        "as it left is a verifier error")] = None,
 ) -> None:
     """Score a submission on the task's held-out data: intake, integrity, evaluation, reward."""
     from ptbench.verify.isolation import private_cwd
@@ -57,7 +60,7 @@ def verify_command(
                             data_dir=absolute(data_dir), limit=limit, device=device, heldout=absolute(heldout),
                             judges=judge or [], max_tokens=max_tokens, workspace=absolute(workspace),
                             logs=[log.absolute() for log in logs or []], instruction=absolute(instruction),
-                            decoding=decoding)
+                            decoding=decoding, handoff=absolute(handoff))
     try:
         with private_cwd():
             verify(request, console(stderr=True, markup=True))
@@ -104,8 +107,19 @@ def baseline_command(
                                  max_tokens=max_tokens), console(markup=True))
 
 
+def handoff_record_command(
+    source: Annotated[Path, typer.Argument(help="the submission in the agent's environment")],
+    record: Annotated[Path, typer.Argument(help="where the record goes (Harbor's artifacts dir)")],
+) -> None:
+    """Record every file of a submission with its size and SHA-256, for the verifier (a task's collect hook)."""
+    from ptbench.verify.handoff import write_record
+
+    write_record(source, record)
+
+
 def register(app: typer.Typer) -> None:
-    """Add verify, evaluate and baseline to the main app."""
+    """Add verify, evaluate, baseline and the collect hook's handoff-record to the main app."""
     app.command("verify")(verify_command)
     app.command("evaluate")(evaluate_command)
     app.command("baseline")(baseline_command)
+    app.command("handoff-record", hidden=True)(handoff_record_command)

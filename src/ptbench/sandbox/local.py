@@ -208,8 +208,9 @@ class LocalEnvironment(BaseEnvironment):
         return ENVIRONMENT_TYPE
 
     @classmethod
-    def preflight(cls) -> None:
+    def preflight(cls, kwargs: dict[str, Any] | None = None) -> None:
         """Harbor's CLI calls this before queueing trials: stop at once when bubblewrap is missing."""
+        super().preflight(kwargs)
         try:
             find_tools()
             sandbox_seccomp.program()

@@ -22,7 +22,7 @@ from ptbench.verify.decoding import Decoding
 REWARD_SCHEMA = 1
 """Layout of reward.json: `reward` (the benchmark's main metric in [0, 1]) plus named finite metrics."""
 
-StageName = Literal["intake", "integrity", "evaluation", "reward"]
+StageName = Literal["handoff", "intake", "integrity", "evaluation", "reward"]
 StageStatus = Literal["passed", "failed", "not_implemented", "skipped"]
 Scored = Literal["submission", "base"]
 
