@@ -107,9 +107,9 @@ def test_a_huge_one_line_notebook_is_scanned_raw_not_loaded(tmp_path: Path, huma
     cells = [{"cell_type": "code", "source": [text], "outputs": []} for text in texts[:8]]
     filler = [{"cell_type": "markdown", "source": ["x" * 1000]}] * 2000
     (tmp_path / "big.ipynb").write_text(json.dumps({"cells": filler + cells}))
-    loads = json.loads
-    monkeypatch.setattr(payloads.json, "loads", lambda data, *a, **k: pytest.fail("the notebook was json-loaded")
-                        if len(data) > 1 << 20 else loads(data, *a, **k))
+    parse = payloads.parse_json
+    monkeypatch.setattr(payloads, "parse_json", lambda data, *a, **k: pytest.fail("the notebook was json-loaded")
+                        if len(data) > 1 << 20 else parse(data, *a, **k))
     result = check_files(index, [tmp_path])
     assert result.status == "flagged" and result.evidence.numbers["items_found"] == 8, result
 

@@ -28,6 +28,7 @@ from ptbench.integrity.budget import SHELL_EXPANSION, spend
 from ptbench.integrity.python_uses import python_uses
 from ptbench.integrity.shell_words import (
     KEYWORDS,
+    UNPARSED,
     ShellState,
     Statement,
     is_command,
@@ -177,8 +178,8 @@ def _shell_uses(text: str, where: str, depth: int, state: ShellState, shell: boo
         seen.add(chunk)
         gaps = len(state.unreadable)
         statements = parse(chunk, state)
-        if not known:  # text that may be prose: what does not parse is no gap
-            del state.unreadable[gaps:]
+        if not known:  # text that may be prose: what does not parse is no gap, but a budget or cap it spent is
+            state.unreadable[gaps:] = [gap for gap in state.unreadable[gaps:] if not gap.startswith(UNPARSED)]
         pipeline: list[Statement] = []
         for statement in statements:
             pipeline.append(statement)
@@ -263,7 +264,7 @@ def parses(text: str) -> bool:
     """Whether a text parses as shell without an error."""
     probe = ShellState()
     parse(text, probe)
-    return not any(gap.startswith("could not be parsed") for gap in probe.unreadable)
+    return not any(gap.startswith(UNPARSED) for gap in probe.unreadable)
 
 
 def _command(statement: Statement, state: ShellState, known: bool) -> tuple[Use | None, list[str], list[str]]:

@@ -241,7 +241,7 @@ def file_texts(name: str, path, handle: IO[bytes], size: int, walk: Walk,  # noq
     """The texts of one file, opened (not following links) as `handle`, shown as `name`."""
     opener = _Opener(name, path, walk, decoder)
     try:
-        if name.lower().endswith(WEIGHT_SUFFIXES):
+        if name.lower().endswith(WEIGHT_SUFFIXES) and _is_safetensors(handle, size):
             yield from opener.safetensors(name, handle)
             return
         head = handle.read(512)
@@ -259,6 +259,17 @@ def file_texts(name: str, path, handle: IO[bytes], size: int, walk: Walk,  # noq
         return
     except Exception as exc:  # noqa: BLE001 - an agent's file that breaks a parser is a finding, never a crash
         walk.gap(f"{name}: cannot read: {type(exc).__name__}: {str(exc)[:200]}")
+
+
+def _is_safetensors(handle: IO[bytes], size: int) -> bool:
+    """Whether a file named like weights starts as safetensors does (a header length that fits, then a JSON object);
+    one that does not (a checkpoint cut short at the deadline, a stand-in) is read by its content like any file."""
+    start = handle.read(9)
+    handle.seek(0)
+    if len(start) < 9:
+        return False
+    length = struct.unpack("<Q", start[:8])[0]
+    return 0 < length <= size - 8 and start[8:9] == b"{"
 
 
 class _Opener:

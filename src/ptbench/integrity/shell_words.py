@@ -35,6 +35,9 @@ _WORD_ESCAPES = re.compile(r"\\(.)", re.DOTALL)
 _EXPANSION = re.compile(r"^\$\{(#?)([A-Za-z_]\w*|[0-9@*#?$!-])(.*)\}$", re.DOTALL)
 _BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
 DEFAULT_ENV = {"HOME": "/root", "PWD": "/app"}
+UNPARSED = "could not be parsed"
+"""The gap of text the grammar cannot read: in text that may be prose, no gap (every other gap, a budget or a cap
+spent, stays one)."""
 MAX_EXPANSION_BYTES = 1 << 20
 """Bytes that variable expansion may produce over one state's texts; past it, expansions stay as written and the
 state notes a gap (`V1=$V0$V0` thirty times would otherwise need gigabytes)."""
@@ -227,7 +230,7 @@ def parse(text: str, state: ShellState | None = None) -> list[Statement]:
     tree = Parser(_LANGUAGE).parse(source)
     reader = _Reader(source, state)
     if tree.root_node.has_error:
-        reader.gap(_first_error(tree.root_node), "could not be parsed")
+        reader.gap(_first_error(tree.root_node), UNPARSED)
     try:
         reader.statements(tree.root_node, 0)
     except RecursionError:

@@ -21,6 +21,8 @@ from ptbench.errors import first_line
 from ptbench.files import UnsafeFile, file_inside, parse_json, read_untrusted_text
 from ptbench.sandbox import activity
 
+DETAILS_VERSIONS = (1, 2)
+"""details.json's versions a reader takes (2 added the verifier's own gaps); the verdict's model validates the rest."""
 RESULT = "result.json"
 CONFIG = "config.json"
 DETAILS = "verifier/details.json"
@@ -100,7 +102,7 @@ class TrialDir:
             shape = parse_json(self.text(DETAILS))
         except ValueError as exc:
             raise UnusableFile(f"not JSON: {first_line(exc)}") from None
-        if not isinstance(shape, dict) or shape.get("schema_version") != 1:
+        if not isinstance(shape, dict) or shape.get("schema_version") not in DETAILS_VERSIONS:
             version = shape.get("schema_version") if isinstance(shape, dict) else None
             raise UnusableFile(f"unsupported schema_version {version!r}")
         return shape
