@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 _FIB_TRIE = Path("/proc/net/fib_trie")
@@ -58,19 +60,25 @@ def closed_networks() -> list[Network]:
     return [*host_networks(), *(ipaddress.ip_network(network) for network in _ALWAYS_HOST)]
 
 
+def sbin_path() -> str:
+    """PATH plus the sbin dirs, where nft and ip live (an unprivileged user's PATH often lacks them)."""
+    return f"{os.environ.get('PATH', '')}:/usr/local/sbin:/usr/sbin:/sbin"
+
+
 def filter_tool() -> str:
     """nft, which loads a sandbox's table; RuntimeError naming the package when missing (raised in the environment's
     constructor, where `check_task_supported` reports it)."""
-    path = shutil.which("nft")
+    path = shutil.which("nft", path=sbin_path())
     if path is None:
         raise RuntimeError("a sandbox needs nft to route its connections to the egress proxy: apt-get install nftables")
     return path
 
 
-async def load_script(nsenter: str, nft: str, pid: int, script: str) -> None:
-    """Load an nftables script into the network namespace of host pid `pid` (as the host's root, from an empty
-    environment); RuntimeError with nft's complaint if it cannot."""
-    await run_tool([nsenter, "-t", str(pid), "-n", "--", nft, "-f", "-"], "load the sandbox's packet filter",
+async def load_script(nsenter: str, nft: str, pid: int, script: str, joins: Sequence[str] = ()) -> None:
+    """Load an nftables script into the network namespace of host pid `pid` (as the host's root, or in rootless mode
+    as the owner of its user namespace, which `joins` enters first; from an empty environment); RuntimeError with
+    nft's complaint if it cannot."""
+    await run_tool([nsenter, "-t", str(pid), "-n", *joins, "--", nft, "-f", "-"], "load the sandbox's packet filter",
                    stdin=script.encode())
 
 

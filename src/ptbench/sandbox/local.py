@@ -73,6 +73,7 @@ from ptbench.sandbox.masks import is_separate_verifier, masked_dirs
 from ptbench.sandbox.network import SandboxNetwork, route_tool
 from ptbench.sandbox.notes import note_ignored_installs
 from ptbench.sandbox.process import Holder, run_command
+from ptbench.sandbox.rootless import DiskWatch, check_user, is_rootless, no_new_privs, pids_prologue
 from ptbench.sandbox.roots import EnvDir, base_dir, sweep_stale
 from ptbench.sandbox.spawn import Preexec, Spawner
 from ptbench.sandbox.usage import write_usage
@@ -113,13 +114,17 @@ class LocalEnvironment(BaseEnvironment):
         mount_tasks: dict[str, list[str]] | None = None,
         forward_tasks: dict[str, list[str]] | None = None,
         egress_hosts: str | list[str] | None = None,
+        rootless: str | bool | None = None,
         **kwargs: Any,
     ) -> None:
         # Read by the capability validators inside BaseEnvironment.__init__.
         self._gpu_nodes = gpu_device_nodes()
         if disk not in ("image", "host"):
             raise ValueError(f"the local environment's disk is 'image' or 'host', not {disk!r}")
-        self._disk_image = disk == "image"
+        self._rootless = is_rootless(rootless)  # rootless.py: no loop-mounted image, a disk watch instead
+        self._disk_image = disk == "image" and not self._rootless
+        self._watch_disk = disk == "image" and self._rootless
+        self._disk_watch: DiskWatch | None = None
         self._max_download_files = int(max_download_files)
         self._sandbox_base = base_dir(sandbox_dir)
         extra = ro_paths.split(",") if isinstance(ro_paths, str) else list(ro_paths or [])
@@ -241,7 +246,7 @@ class LocalEnvironment(BaseEnvironment):
 
     async def start(self, force_build: bool) -> None:
         """Create the private root and start the holder process; force_build has nothing to rebuild."""
-        tools = find_tools()
+        tools = find_tools(self._rootless)
         disk_tools = find_disk_tools() if self._disk_image else None
         seccomp = sandbox_seccomp.program()
         await asyncio.to_thread(sweep_stale, self._sandbox_base)
@@ -272,12 +277,17 @@ class LocalEnvironment(BaseEnvironment):
             # Commands get the seccomp filter (and on cgroup v1 the cgroups) from their spawner thread; the
             # holder gets the filter from bwrap, which needs the denied syscalls to build the sandbox.
             thread_steps = [enforced.join] if enforced.joins_by_thread else []
+            thread_steps += [no_new_privs] if self._rootless else []
             self._spawner = Spawner(self.session_id, [*thread_steps, sandbox_seccomp.installer()])
             await self._spawner.ready()
             self._env_dir, self._tools, self._holder_binds = env_dir, tools, binds
             verifier = is_separate_verifier(self.session_id, self.trial_paths.trial_dir)
             self._egress.open(Path(self.trial_paths.trial_dir), "verifier" if verifier else "agent")
             await self._start_holder(seccomp)
+            if self._watch_disk:
+                self._disk_watch = DiskWatch(env_dir.root, self._storage, Path(self.trial_paths.trial_dir),
+                                             self._kill_holder)
+                self._disk_watch.start()
         except BaseException:
             self._close_decoys()
             await self._stop_processes()
@@ -307,7 +317,7 @@ class LocalEnvironment(BaseEnvironment):
             ),
             READY,
             env_dir.holder_log,
-            _chain(enforced.spawn_step, HolderBoundingSet(capability_set())),
+            enforced.spawn_step if tools.rootless else _chain(enforced.spawn_step, HolderBoundingSet(capability_set())),
             seccomp_program=seccomp,
         )
         self._network = await self._egress.attach(tools, self._holder.child_pid)
@@ -338,6 +348,9 @@ class LocalEnvironment(BaseEnvironment):
     async def stop(self, delete: bool) -> None:
         """Kill every process of the sandbox; remove its root when delete, else keep it for inspection."""
         self._close_decoys()
+        watch, self._disk_watch = self._disk_watch, None
+        if watch is not None:
+            await watch.close()
         await self._stop_processes()
         await asyncio.to_thread(self._record_usage)  # an agent phase that no verifier ended (a timeout, say)
         await self._release_limits()
@@ -366,7 +379,9 @@ class LocalEnvironment(BaseEnvironment):
         self._fresh = False
         named = self._resolve_user(user)
         who = self._image.users.resolve(self._image.user if named is None else named)  # the Dockerfile's USER
-        if not who.is_root and who.uid not in self._claimed_uids:
+        if self._rootless:
+            check_user(who.uid, who.name)
+        elif not who.is_root and who.uid not in self._claimed_uids:
             await asyncio.to_thread(self._claim_for, who)
         enforced, spawner = self._enforced, self._spawner
         assert enforced is not None and spawner is not None
@@ -377,7 +392,7 @@ class LocalEnvironment(BaseEnvironment):
             capability_set(),
             cwd or self._workdir,
             command,
-            prologue=enforced.shell_prologue(),
+            prologue=enforced.shell_prologue() + (pids_prologue(self._limits.pids) if self._rootless else ""),
         )
         environment = clean_environment(who, self._path_first, self._merge_env(env))
         preexec = None if enforced.joins_by_thread else enforced.join  # cgroup v2: per process only
@@ -387,8 +402,15 @@ class LocalEnvironment(BaseEnvironment):
         self._check_alive()
         return ExecResult(stdout=result.stdout, stderr=result.stderr, return_code=result.return_code)
 
+    async def _kill_holder(self) -> None:
+        """Stop every process of the sandbox (the disk watch's verdict); later commands say why."""
+        if self._holder is not None:
+            await self._holder.stop()
+
     def _check_alive(self) -> None:
         """A sandbox whose first process died (killed from inside, or by the OOM killer) ran nothing: say so."""
+        if self._disk_watch is not None and self._disk_watch.message is not None:
+            raise RuntimeError(self._disk_watch.message)
         if self._holder is not None and not self._holder.is_alive():
             raise RuntimeError(
                 f"the sandbox of {self.session_id} died (its first process was killed); every process in it is gone"
