@@ -1,0 +1,130 @@
+"""The local environment in rootless mode, run by an unprivileged user the test makes (`useradd`, removed after):
+the trial contract, the network policy, limits, the disk stop, secrets. Each scenario runs in `rootless_child.py`
+under `setpriv --reuid`; pyenv's interpreter lives under /root (mode 700), so /root gets o+x for the test's
+duration (traversal only) and its mode back after."""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ptbench.sandbox.rootless import apparent_bytes, is_rootless
+
+CHILD = Path(__file__).with_name("rootless_child.py")
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("useradd") is None,
+                                reason="makes an unprivileged user: needs root and useradd")
+
+
+@pytest.fixture(scope="module")
+def user() -> Iterator[str]:
+    name = f"ptbench-test-{uuid.uuid4().hex[:6]}"
+    subprocess.run(["useradd", "-M", "-r", name], check=True, capture_output=True, timeout=60)
+    opened = [path for path in _above(sys.base_prefix) if not os.stat(path).st_mode & 0o001]
+    modes = {path: os.stat(path).st_mode & 0o7777 for path in opened}
+    for path in opened:
+        os.chmod(path, modes[path] | 0o001)
+    try:
+        yield name
+    finally:
+        for path, mode in modes.items():
+            os.chmod(path, mode)
+        subprocess.run(["userdel", name], capture_output=True, timeout=60)
+
+
+def _above(path: str) -> list[str]:
+    parts = Path(path).resolve().parents
+    return [str(parent) for parent in reversed(parts)]
+
+
+def as_user(user: str, scenario: str, port: int = 0) -> dict:
+    """Run one scenario as `user` in a dir of its own (pytest's tmp dirs are root's alone); its JSON findings."""
+    work = Path(tempfile.mkdtemp(prefix="ptbench-rootless-"))
+    entry = pwd.getpwnam(user)
+    os.chown(work, entry.pw_uid, entry.pw_gid)
+    try:
+        done = subprocess.run(
+            ["setpriv", f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--clear-groups", "env", "-i",
+             "PATH=/usr/bin:/bin", f"HOME={work}", sys.executable, str(CHILD), scenario, str(work), str(port)],
+            capture_output=True, text=True, timeout=300, check=False)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_trial_contract_holds_as_an_unprivileged_user(user):
+    found = as_user(user, "contract")
+    assert found["uid"] != 0
+    assert found["id"]["out"] == "0\n0\n"  # root of the sandbox's own user namespace
+    assert found["upload"]["out"] == "uploaded\n"
+    assert found["download"] == ["f", "link"] and found["download_link"]
+    assert found["persists"]["out"] == "alive\n"
+    assert "timed out" in found["timeout"]
+    assert found["secrets"]["out"] == "end\n", found["secrets"]  # no host variable in any process inside
+    assert found["caps"]["out"].split()[-1] == "00000000a00425fb"  # Docker's set less mknod, in the user namespace
+    assert "Read-only file system" in found["host_write"]["out"]
+    assert "permission denied" in found["host_write"]["out"]  # no remount of a read-only bind
+    assert "rc=1" in found["userns"]["out"]  # no nested user namespace
+    assert "needs the local environment in root mode" in found["other_user"]  # refused, never run as root
+
+
+def test_the_network_policy_holds_as_an_unprivileged_user(user):
+    with socket.create_server(("127.0.0.1", 0)) as host_service:
+        host_service.setblocking(False)
+        found = as_user(user, "network", host_service.getsockname()[1])
+        with pytest.raises(BlockingIOError):
+            host_service.accept()  # the host's own service never saw a connection
+    assert found["host_loopback"]["out"].startswith("refused")  # the sandbox's own loopback
+    assert found["host_by_name"]["out"] != "answered\n"  # an allowed name that resolves to the host: never dialled
+    assert found["outside"]["out"] != "answered\n"  # a name-less address outside the allowlist
+    assert found["dns_allowed"]["out"].startswith("198.19.")
+    assert found["dns_other"]["out"] == "none\n"
+    assert "rc=1" in found["flush"]["out"]  # root inside cannot change the table
+    assert found["udp"]["out"] == "refused 1\n"  # EPERM at once
+    decisions = [(event.get("kind"), event.get("host") or event.get("address")) for event in found["egress_record"]]
+    assert any(kind != "allowed" for kind, _ in decisions), decisions
+
+
+def test_memory_and_pids_are_limited_as_an_unprivileged_user(user):
+    found = as_user(user, "limits")
+    assert found["memory"]["out"] == "MemoryError\n"  # 600 MB past a 256 MB task
+    refused, errno_, started = found["pids"]["out"].split()
+    assert refused == "refused" and errno_ == "11" and int(started) < 40, found["pids"]  # EAGAIN under 40 processes
+
+
+def test_the_disk_watch_stops_a_sandbox_past_its_storage(user):
+    found = as_user(user, "disk")
+    assert found["small"]["out"] == "ok\n"  # under the limit: nothing happens
+    assert "disk watch stopped it" in found["stopped"]
+    assert found["later"] == found["stopped"]  # every later command says why
+    assert found["record"]["reason"] == "disk" and found["record"]["apparent_bytes"] > 32 << 20
+
+
+@pytest.mark.parametrize(("value", "expected"), [("true", True), ("1", True), (True, True), ("false", False)])
+def test_the_mode_is_forced_by_the_kwarg(value, expected):
+    assert is_rootless(value) is expected
+
+
+def test_the_mode_is_rootless_by_default_only_when_not_root():
+    assert is_rootless(None) is False  # the suite runs as root
+
+
+def test_apparent_bytes_counts_each_inode_once_and_follows_no_link(tmp_path):
+    (tmp_path / "a").write_bytes(b"x" * 1000)
+    os.link(tmp_path / "a", tmp_path / "hard")
+    (tmp_path / "link").symlink_to("/usr")
+    (tmp_path / "d").mkdir()
+    with open(tmp_path / "d" / "sparse", "wb") as sparse:
+        sparse.truncate(5000)
+    assert apparent_bytes(tmp_path) == 6000
