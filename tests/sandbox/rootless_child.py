@@ -87,7 +87,8 @@ async def network(env: LocalEnvironment, port: str) -> dict:
     }
 
 
-FORKS = ("import os,time\nkids=[]\ntry:\n for _ in range(80):\n  pid=os.fork()\n  if pid==0:\n   time.sleep(20);os._exit(0)\n"
+FORKS = ("import os,time\nkids=[]\ntry:\n for _ in range(80):\n  pid=os.fork()\n"
+         "  if pid==0:\n   time.sleep(20);os._exit(0)\n"
          "  kids.append(pid)\nexcept OSError as e:print('refused',e.errno)\nprint(len(kids))\n"
          "for pid in kids:os.kill(pid,9)\n")
 
@@ -118,7 +119,7 @@ async def main(scenario: str, work: Path, port: str) -> dict:
     if scenario == "contract":
         env, body = make_env(work, NetworkMode.NO_NETWORK), contract
     elif scenario == "network":
-        env = make_env(work, NetworkMode.ALLOWLIST, ["hostside.test"], egress_hosts=f"hostside.test=127.0.0.1")
+        env = make_env(work, NetworkMode.ALLOWLIST, ["hostside.test"], egress_hosts="hostside.test=127.0.0.1")
         body = lambda env, work: network(env, port)  # noqa: E731
     elif scenario == "limits":
         env, body = make_env(work, NetworkMode.NO_NETWORK, override_memory_mb=256, pids_limit=40), \

@@ -111,6 +111,20 @@ def test_the_disk_watch_stops_a_sandbox_past_its_storage(user):
     assert found["record"]["reason"] == "disk" and found["record"]["apparent_bytes"] > 32 << 20
 
 
+def test_doctor_tells_an_unprivileged_user_what_holds(user):
+    entry = pwd.getpwnam(user)
+    done = subprocess.run(["setpriv", f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--clear-groups", "env",
+                           "-i", "PATH=/usr/bin:/bin", "HOME=/tmp", str(Path(sys.executable).with_name("ptbench")),
+                           "doctor"], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    rows = {line[:50].strip(): line[50:].split()[0] for line in done.stdout.splitlines()[1:]}
+    assert "rootless" in done.stdout.splitlines()[0]
+    assert rows["disk capped at storage_mb"] == "monitored"
+    assert rows["network policy (no-network, allowlist, public)"] == "enforced"
+    assert rows["memory"] == "not"  # "not available": no cgroup is the user's here
+    assert rows["the task's non-root users"] == "not"
+
+
 @pytest.mark.parametrize(("value", "expected"), [("true", True), ("1", True), (True, True), ("false", False)])
 def test_the_mode_is_forced_by_the_kwarg(value, expected):
     assert is_rootless(value) is expected

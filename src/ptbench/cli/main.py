@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "ptbench.cli.verify",
     "ptbench.cli.integrity",
     "ptbench.cli.reference",
+    "ptbench.cli.doctor",
 )
 
 app = typer.Typer(

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,7 @@ from ptbench.sandbox.exec import (
 )
 from ptbench.sandbox.firewall import filter_tool
 from ptbench.sandbox.forward import FORWARD_DIR, HostRelay, parse_ports
+from ptbench.sandbox.guarantees import table as guarantee_table
 from ptbench.sandbox.host import (
     HostTools,
     SandboxUnavailableError,
@@ -201,10 +203,13 @@ class LocalEnvironment(BaseEnvironment):
     def preflight(cls) -> None:
         """Harbor's CLI calls this before queueing trials: stop at once when bubblewrap is missing."""
         try:
-            find_tools()
+            rootless = is_rootless(None)
+            find_tools(rootless)
             sandbox_seccomp.program()
         except SandboxUnavailableError as exc:
             raise SystemExit(str(exc)) from None
+        if rootless:  # what holds here differs from root mode's: say so before any trial
+            print(guarantee_table(rootless), file=sys.stderr)
 
     @property
     def capabilities(self) -> EnvironmentCapabilities:
