@@ -9,7 +9,8 @@ loop-mounted ext4 image of the task's storage_mb, default 10 GiB; "host": a plai
 and apparent bytes, default the sandbox's storage), `forward_ports` (ports of the host's 127.0.0.1 the
 sandbox reaches at the same port of its own 127.0.0.1, e.g. a model API; see forward.py), `forward_tasks` and
 `mount_tasks` (a port, a mount target -> the task dirs whose trials get it; the others do not), `egress_hosts`
-(name=address pairs a sandbox's egress proxy resolves itself, as /etc/hosts would; egress.py). Of the
+(name=address pairs a sandbox's egress proxy resolves itself, as /etc/hosts would; egress.py), `rootless` (true
+forces the mode chosen when not root: rootless.py). Of the
 task's Dockerfile, WORKDIR, ENV, USER, COPY and the users it creates are honoured, RUN steps are not run, and what
 cannot be honoured is refused (image.py); the sandbox offers the host's /usr, /etc, /opt, ptbench's own Python
 environment and the agent CLIs of `ptbench agents install` (on PATH), read-only, less the benchmark test data
