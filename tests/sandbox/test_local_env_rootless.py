@@ -21,6 +21,7 @@ import pytest
 
 from ptbench.sandbox.rootless import apparent_bytes, is_rootless
 
+USER_PATH = "PATH=/usr/bin:/bin:/usr/sbin"  # nft and ip live in sbin, which many distros leave off a user's PATH
 CHILD = Path(__file__).with_name("rootless_child.py")
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("useradd") is None,
                                 reason="makes an unprivileged user: needs root and useradd")
@@ -55,7 +56,7 @@ def as_user(user: str, scenario: str, port: int = 0) -> dict:
     try:
         done = subprocess.run(
             ["setpriv", f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--clear-groups", "env", "-i",
-             "PATH=/usr/bin:/bin", f"HOME={work}", sys.executable, str(CHILD), scenario, str(work), str(port)],
+             USER_PATH, f"HOME={work}", sys.executable, str(CHILD), scenario, str(work), str(port)],
             capture_output=True, text=True, timeout=300, check=False)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -114,7 +115,7 @@ def test_the_disk_watch_stops_a_sandbox_past_its_storage(user):
 def test_doctor_tells_an_unprivileged_user_what_holds(user):
     entry = pwd.getpwnam(user)
     done = subprocess.run(["setpriv", f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--clear-groups", "env",
-                           "-i", "PATH=/usr/bin:/bin", "HOME=/tmp", str(Path(sys.executable).with_name("ptbench")),
+                           "-i", USER_PATH, "HOME=/tmp", str(Path(sys.executable).with_name("ptbench")),
                            "doctor"], capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     rows = {line[:50].strip(): line[50:].split()[0] for line in done.stdout.splitlines()[1:]}

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import os
 import shutil
 import subprocess
 import tempfile
@@ -60,15 +59,10 @@ def closed_networks() -> list[Network]:
     return [*host_networks(), *(ipaddress.ip_network(network) for network in _ALWAYS_HOST)]
 
 
-def sbin_path() -> str:
-    """PATH plus the sbin dirs, where nft and ip live (an unprivileged user's PATH often lacks them)."""
-    return f"{os.environ.get('PATH', '')}:/usr/local/sbin:/usr/sbin:/sbin"
-
-
 def filter_tool() -> str:
     """nft, which loads a sandbox's table; RuntimeError naming the package when missing (raised in the environment's
     constructor, where `check_task_supported` reports it)."""
-    path = shutil.which("nft", path=sbin_path())
+    path = shutil.which("nft")
     if path is None:
         raise RuntimeError("a sandbox needs nft to route its connections to the egress proxy: apt-get install nftables")
     return path

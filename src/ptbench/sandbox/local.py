@@ -76,7 +76,14 @@ from ptbench.sandbox.masks import is_separate_verifier, masked_dirs
 from ptbench.sandbox.network import SandboxNetwork, route_tool
 from ptbench.sandbox.notes import note_ignored_installs
 from ptbench.sandbox.process import Holder, run_command
-from ptbench.sandbox.rootless import DiskWatch, check_user, is_rootless, no_new_privs, pids_prologue
+from ptbench.sandbox.rootless import (
+    DiskWatch,
+    check_user,
+    is_rootless,
+    no_new_privs,
+    pids_prologue,
+    user_problem,
+)
 from ptbench.sandbox.roots import EnvDir, base_dir, sweep_stale
 from ptbench.sandbox.spawn import Preexec, Spawner
 from ptbench.sandbox.usage import write_usage
@@ -149,6 +156,8 @@ class LocalEnvironment(BaseEnvironment):
         )
         filter_tool()  # every sandbox's connections go through the egress proxy (network.py)
         route_tool()
+        if self._rootless and (problem := user_problem(self._image.user)) is not None:
+            raise ValueError(problem)  # the Dockerfile's USER
         self._workdir = task_env_config.workdir or self._image.workdir
         self._persistent_env = {**self._image.env, **self._persistent_env}  # the task's and job's variables win
         # Harbor's log mounts (sources in the trial dir) are never bound: a host dir the sandbox can write is a

@@ -82,7 +82,7 @@ def ruleset(proxy_port: int, dns_port: int) -> str:
 
 def route_tool() -> str:
     """ip, which routes the sandbox's traffic onto its loopback; RuntimeError naming the package when missing."""
-    path = shutil.which("ip", path=firewall.sbin_path())
+    path = shutil.which("ip")
     if path is None:
         raise RuntimeError("a sandbox needs ip to route its connections to the proxy: "
                            "apt-get install iproute2")

@@ -60,12 +60,19 @@ def is_rootless(value: str | bool | None) -> bool:
     return text in _TRUE
 
 
+def user_problem(user: str | int | None) -> str | None:
+    """Why rootless mode cannot run a command as `user` (a name or uid, None or root for root), else None: it maps
+    one uid, root inside."""
+    if user is None or str(user) in ("0", "root"):
+        return None
+    return (f"rootless mode runs every command as root of the sandbox's user namespace; the task's user {user} "
+            "needs the local environment in root mode")
+
+
 def check_user(uid: int, name: str | None) -> None:
-    """Rootless mode maps one uid (root inside): a command as any other user is refused, in one line."""
-    if uid != 0:
-        raise SandboxUnavailableError(
-            f"rootless mode runs every command as root of the sandbox's user namespace; the task's user "
-            f"{name or uid} needs the local environment in root mode")
+    """A command as a user other than root is refused in rootless mode, in one line."""
+    if (problem := user_problem(name if uid != 0 and name else uid)) is not None:
+        raise SandboxUnavailableError(problem)
 
 
 def pids_prologue(pids: int) -> str:
