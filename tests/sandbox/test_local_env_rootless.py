@@ -23,6 +23,7 @@ from ptbench.sandbox.rootless import apparent_bytes, is_rootless
 
 USER_PATH = "PATH=/usr/bin:/bin:/usr/sbin"  # nft and ip live in sbin, which many distros leave off a user's PATH
 CHILD = Path(__file__).with_name("rootless_child.py")
+RUN_TASKS = Path(__file__).resolve().parent.parent / "fixtures" / "run_tasks"
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("useradd") is None,
                                 reason="makes an unprivileged user: needs root and useradd")
 
@@ -48,24 +49,35 @@ def _above(path: str) -> list[str]:
     return [str(parent) for parent in reversed(parts)]
 
 
-def as_user(user: str, scenario: str, port: int = 0) -> dict:
-    """Run one scenario as `user` in a dir of its own (pytest's tmp dirs are root's alone); its JSON findings."""
-    work = Path(tempfile.mkdtemp(prefix="ptbench-rootless-"))
+@pytest.fixture
+def work(user) -> Iterator[Path]:
+    """A dir of the user's own (pytest's tmp dirs are root's alone), removed after."""
+    path = Path(tempfile.mkdtemp(prefix="ptbench-rootless-"))
     entry = pwd.getpwnam(user)
-    os.chown(work, entry.pw_uid, entry.pw_gid)
+    os.chown(path, entry.pw_uid, entry.pw_gid)
     try:
-        done = subprocess.run(
-            ["setpriv", f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--clear-groups", "env", "-i",
-             USER_PATH, f"HOME={work}", sys.executable, str(CHILD), scenario, str(work), str(port)],
-            capture_output=True, text=True, timeout=300, check=False)
+        yield path
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def run_as(user: str, argv: list[str], home: Path, *variables: str, timeout: int = 300) -> subprocess.CompletedProcess:
+    """argv as `user` from an empty environment but PATH, HOME and `variables`, in `home`."""
+    entry = pwd.getpwnam(user)
+    return subprocess.run(
+        ["setpriv", f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--clear-groups", "env", "-i", USER_PATH,
+         f"HOME={home}", *variables, *argv], capture_output=True, text=True, timeout=timeout, check=False, cwd=home)
+
+
+def as_user(user: str, scenario: str, work: Path, port: int = 0) -> dict:
+    """Run one scenario as `user` in `work`; its JSON findings."""
+    done = run_as(user, [sys.executable, str(CHILD), scenario, str(work), str(port)], work)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_the_trial_contract_holds_as_an_unprivileged_user(user):
-    found = as_user(user, "contract")
+def test_the_trial_contract_holds_as_an_unprivileged_user(user, work):
+    found = as_user(user, "contract", work)
     assert found["uid"] != 0
     assert found["id"]["out"] == "0\n0\n"  # root of the sandbox's own user namespace
     assert found["upload"]["out"] == "uploaded\n"
@@ -80,10 +92,10 @@ def test_the_trial_contract_holds_as_an_unprivileged_user(user):
     assert "needs the local environment in root mode" in found["other_user"]  # refused, never run as root
 
 
-def test_the_network_policy_holds_as_an_unprivileged_user(user):
+def test_the_network_policy_holds_as_an_unprivileged_user(user, work):
     with socket.create_server(("127.0.0.1", 0)) as host_service:
         host_service.setblocking(False)
-        found = as_user(user, "network", host_service.getsockname()[1])
+        found = as_user(user, "network", work, host_service.getsockname()[1])
         with pytest.raises(BlockingIOError):
             host_service.accept()  # the host's own service never saw a connection
     assert found["host_loopback"]["out"].startswith("refused")  # the sandbox's own loopback
@@ -97,26 +109,37 @@ def test_the_network_policy_holds_as_an_unprivileged_user(user):
     assert any(kind != "allowed" for kind, _ in decisions), decisions
 
 
-def test_memory_and_pids_are_limited_as_an_unprivileged_user(user):
-    found = as_user(user, "limits")
+def test_memory_and_pids_are_limited_as_an_unprivileged_user(user, work):
+    found = as_user(user, "limits", work)
     assert found["memory"]["out"] == "MemoryError\n"  # 600 MB past a 256 MB task
     refused, errno_, started = found["pids"]["out"].split()
     assert refused == "refused" and errno_ == "11" and int(started) < 40, found["pids"]  # EAGAIN under 40 processes
 
 
-def test_the_disk_watch_stops_a_sandbox_past_its_storage(user):
-    found = as_user(user, "disk")
+def test_the_disk_watch_stops_a_sandbox_past_its_storage(user, work):
+    found = as_user(user, "disk", work)
     assert found["small"]["out"] == "ok\n"  # under the limit: nothing happens
     assert "disk watch stopped it" in found["stopped"]
     assert found["later"] == found["stopped"]  # every later command says why
     assert found["record"]["reason"] == "disk" and found["record"]["apparent_bytes"] > 32 << 20
 
 
-def test_doctor_tells_an_unprivileged_user_what_holds(user):
-    entry = pwd.getpwnam(user)
-    done = subprocess.run(["setpriv", f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--clear-groups", "env",
-                           "-i", USER_PATH, "HOME=/tmp", str(Path(sys.executable).with_name("ptbench")),
-                           "doctor"], capture_output=True, text=True, timeout=120, check=False)
+def test_ptbench_run_of_a_tiny_task_ends_verified_as_an_unprivileged_user(user, work, tiny_dir):
+    models = next(parent for parent in tiny_dir.parents if parent.name == "models")
+    shutil.copytree(models, work / "cache" / "models", symlinks=True)  # the suite's tiny models (and instruct sibling)
+    subprocess.run(["chown", "-R", user, str(work)], check=True, timeout=60)
+    done = run_as(user, [str(Path(sys.executable).with_name("ptbench")), "run", "--task", str(RUN_TASKS / "echo"),
+                         "--agent", "reference", "--job-name", "rootless"], work, f"PTBENCH_CACHE={work / 'cache'}",
+                  f"TMPDIR={work}", f"PYTHONPATH={RUN_TASKS.parent / 'run_agents'}", "PYTHONDONTWRITEBYTECODE=1",
+                  timeout=600)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    assert "rootless" in done.stderr + done.stdout  # preflight's table
+    [result] = (work / ".ptbench" / "jobs" / "rootless").glob("echo__*/result.json")
+    assert json.loads(result.read_text())["verifier_result"]["rewards"]["reward"] == 1
+
+
+def test_doctor_tells_an_unprivileged_user_what_holds(user, work):
+    done = run_as(user, [str(Path(sys.executable).with_name("ptbench")), "doctor"], work)
     assert done.returncode == 0, done.stderr
     rows = {line[:50].strip(): line[50:].split()[0] for line in done.stdout.splitlines()[1:]}
     assert "rootless" in done.stdout.splitlines()[0]
