@@ -149,6 +149,16 @@ def test_doctor_tells_an_unprivileged_user_what_holds(user, work):
     assert rows["the task's non-root users"] == "not"
 
 
+def test_rootless_forced_as_root_runs_in_a_user_namespace_of_its_own(tmp_path):
+    from test_local_env_sandbox import in_env, make_env, ok
+
+    async def scenario(env):
+        return await ok(env, "id -u; cat /proc/self/uid_map; nft flush ruleset 2>/dev/null || echo refused")
+
+    uid, mapping, flush = in_env(make_env(tmp_path, rootless="true"), scenario).splitlines()
+    assert uid == "0" and mapping.split() == ["0", "0", "1"] and flush == "refused"  # one uid mapped, not the host's
+
+
 @pytest.mark.parametrize(("value", "expected"), [("true", True), ("1", True), (True, True), ("false", False)])
 def test_the_mode_is_forced_by_the_kwarg(value, expected):
     assert is_rootless(value) is expected
