@@ -55,6 +55,7 @@ async def contract(env: LocalEnvironment, work: Path) -> dict:
     found["host_write"] = await run(env, "touch /usr/x 2>&1; mount -o remount,rw /usr 2>&1; echo done")
     found["userns"] = await run(env, "unshare -U -r true 2>&1; echo rc=$?")
     found["other_user"] = await refusal(env.exec("id", user=1000))
+    found["decoy"] = await run(env, "cat /tests/test.sh >/dev/null 2>&1; echo read")
     return found
 
 
@@ -67,7 +68,8 @@ async def refusal(call) -> str:
 
 
 PROBE = ("import socket,sys\ns=socket.socket();s.settimeout(5)\n"
-         "try:\n s.connect((sys.argv[1],int(sys.argv[2])));s.sendall(b'GET / HTTP/1.0\\r\\n\\r\\n')\n"
+         "try:\n s.connect((sys.argv[1],int(sys.argv[2])));"
+         "s.sendall(b'GET / HTTP/1.0\\r\\nHost: '+sys.argv[1].encode()+b'\\r\\n\\r\\n')\n"
          " print('answered' if s.recv(100) else 'closed')\n"
          "except OSError as e:print('refused',e.errno)\n")
 
@@ -132,6 +134,8 @@ async def main(scenario: str, work: Path, port: str) -> dict:
     finally:
         await env.stop(delete=True)
     record = work / "trial" / "egress.jsonl"
+    decoys = work / "trial" / "decoy_opens.json"
+    found["decoy_record"] = json.loads(decoys.read_text()) if decoys.exists() else None
     found["egress_record"] = [json.loads(line) for line in record.read_text().splitlines()] if record.exists() else None
     found["uid"] = os.geteuid()
     return found

@@ -90,6 +90,7 @@ def test_the_trial_contract_holds_as_an_unprivileged_user(user, work):
     assert "permission denied" in found["host_write"]["out"]  # no remount of a read-only bind
     assert "rc=1" in found["userns"]["out"]  # no nested user namespace
     assert "needs the local environment in root mode" in found["other_user"]  # refused, never run as root
+    assert [opened["path"] for opened in found["decoy_record"]["opens"]] == ["/tests/test.sh"]  # the host saw it
 
 
 def test_the_network_policy_holds_as_an_unprivileged_user(user, work):
@@ -105,8 +106,11 @@ def test_the_network_policy_holds_as_an_unprivileged_user(user, work):
     assert found["dns_other"]["out"] == "none\n"
     assert "rc=1" in found["flush"]["out"]  # root inside cannot change the table
     assert found["udp"]["out"] == "refused 1\n"  # EPERM at once
-    decisions = [(event.get("kind"), event.get("host") or event.get("address")) for event in found["egress_record"]]
-    assert any(kind != "allowed" for kind, _ in decisions), decisions
+    refused = {(event["protocol"], event["asked"] or event["address"]) for event in found["egress_record"]
+               if not event["allowed"]}
+    assert {("http", "hostside.test"), ("http", "198.51.100.7"), ("dns", "other.test"), ("udp", "198.51.100.7")} \
+        <= refused, found["egress_record"]
+    assert any("one of the host's own addresses" in event["reason"] for event in found["egress_record"])
 
 
 def test_memory_and_pids_are_limited_as_an_unprivileged_user(user, work):
