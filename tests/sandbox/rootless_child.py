@@ -102,6 +102,13 @@ async def limits(env: LocalEnvironment) -> dict:
     }
 
 
+async def cgroup_memory(env: LocalEnvironment) -> dict:
+    return {
+        "memory": await run(env, "python3 -c \"b=bytearray(600<<20);print('allocated')\"; echo rc=$?"),
+        "cgroup": await run(env, "grep memory /proc/self/cgroup"),
+    }
+
+
 async def disk(env: LocalEnvironment, work: Path) -> dict:
     found = {"small": await run(env, "head -c 4M /dev/zero > /app/small && echo ok")}
     try:
@@ -126,6 +133,9 @@ async def main(scenario: str, work: Path, port: str) -> dict:
     elif scenario == "limits":
         env, body = make_env(work, NetworkMode.NO_NETWORK, override_memory_mb=256, pids_limit=40), \
             lambda env, work: limits(env)
+    elif scenario == "cgroup_memory":
+        env, body = make_env(work, NetworkMode.NO_NETWORK, override_memory_mb=256), \
+            lambda env, work: cgroup_memory(env)
     else:
         env, body = make_env(work, NetworkMode.NO_NETWORK, override_storage_mb=32), disk
     await env.start(force_build=False)

@@ -61,17 +61,20 @@ def work(user) -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def run_as(user: str, argv: list[str], home: Path, *variables: str, timeout: int = 300) -> subprocess.CompletedProcess:
-    """argv as `user` from an empty environment but PATH, HOME and `variables`, in `home`."""
+def run_as(user: str, argv: list[str], home: Path, *variables: str, timeout: int = 300,
+           cgroup: Path | None = None) -> subprocess.CompletedProcess:
+    """argv as `user` from an empty environment but PATH, HOME and `variables`, in `home` (and in `cgroup`)."""
     entry = pwd.getpwnam(user)
+    join = ["sh", "-c", f'echo $$ > {cgroup}/cgroup.procs && exec "$@"', "sh"] if cgroup is not None else []
     return subprocess.run(
-        ["setpriv", f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--clear-groups", "env", "-i", USER_PATH,
-         f"HOME={home}", *variables, *argv], capture_output=True, text=True, timeout=timeout, check=False, cwd=home)
+        [*join, "setpriv", f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--clear-groups", "env", "-i",
+         USER_PATH, f"HOME={home}", *variables, *argv],
+        capture_output=True, text=True, timeout=timeout, check=False, cwd=home)
 
 
-def as_user(user: str, scenario: str, work: Path, port: int = 0) -> dict:
+def as_user(user: str, scenario: str, work: Path, port: int = 0, cgroup: Path | None = None) -> dict:
     """Run one scenario as `user` in `work`; its JSON findings."""
-    done = run_as(user, [sys.executable, str(CHILD), scenario, str(work), str(port)], work)
+    done = run_as(user, [sys.executable, str(CHILD), scenario, str(work), str(port)], work, cgroup=cgroup)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -118,6 +121,29 @@ def test_memory_and_pids_are_limited_as_an_unprivileged_user(user, work):
     assert found["memory"]["out"] == "MemoryError\n"  # 600 MB past a 256 MB task
     refused, errno_, started = found["pids"]["out"].split()
     assert refused == "refused" and errno_ == "11" and int(started) < 40, found["pids"]  # EAGAIN under 40 processes
+
+
+@pytest.fixture
+def delegated_memory(user) -> Iterator[Path]:
+    """A memory cgroup below ours handed to the user, as systemd or Slurm delegates one (cgroup v1 here)."""
+    from ptbench.sandbox.limits import host_hierarchies
+
+    hierarchy = host_hierarchies().get("memory")
+    if hierarchy is None or hierarchy.version != 1:
+        pytest.skip("needs a cgroup v1 memory hierarchy")
+    cgroup = hierarchy.path / f"ptbench-delegated-{uuid.uuid4().hex[:6]}"
+    cgroup.mkdir()
+    subprocess.run(["chown", "-R", user, str(cgroup)], check=True, timeout=60)
+    try:
+        yield cgroup
+    finally:
+        cgroup.rmdir()
+
+
+def test_a_delegated_cgroup_limits_the_sandboxs_memory_as_an_unprivileged_user(user, work, delegated_memory):
+    found = as_user(user, "cgroup_memory", work, cgroup=delegated_memory)
+    assert found["memory"]["out"].strip().splitlines()[-1] == "rc=137"  # the cgroup's OOM kill, not RLIMIT_AS
+    assert f"{delegated_memory.name}/ptbench-" in found["cgroup"]["out"]  # the sandbox's own cgroup, nested in it
 
 
 def test_the_disk_watch_stops_a_sandbox_past_its_storage(user, work):
