@@ -129,6 +129,20 @@ self-test's (`cheats`, `cheats_logs`) and the bench's own (`extra_cases`). Kinds
 that rewrites prompts, auto_map code and pickles, adapters) are proven in tests/integrity and tests/models instead."""
 
 
+def read_kinds() -> dict[str, tuple[str, ...]]:
+    """Issue 41's class 1 (reads the line-by-word-list parser never saw), by what was reached, and its honest
+    look-alikes: the cases of `selftest.cheats_reads`."""
+    from ptbench.selftest.cheats_reads import READ_CASES
+
+    kinds: dict[str, tuple[str, ...]] = {}
+    for case in READ_CASES:
+        kind = (f"issue 41 class 1, {case.evidence}: constructs, quoting, variables, other names, configs"
+                if case.kind == "cheat" else "honest: issue 41's look-alikes (loaders on its own file, its own "
+                "server, its own boards, loops, prose with shell words)")
+        kinds[kind] = (*kinds.get(kind, ()), case.key)
+    return kinds
+
+
 def _merged(out: Path) -> None:
     """The base and the instruct-like sibling averaged 50/50, with the sibling's config."""
     from safetensors.numpy import save_file
@@ -378,10 +392,12 @@ def _second_round(Cheat, LogCase, reword, gsm8k: list) -> tuple:  # noqa: ANN001
                {"data/tok.jsonl": "\n".join(json.dumps({"input_ids": list(range(k, k + 40))}) for k in range(50)),
                 "data/train.bin": _spelled_own(own), "prep": "#!/bin/sh\nhead -n 5 data/tok.jsonl\n",
                 "uv.lock": "".join(f'hash = "sha256:{k:064x}"\n' for k in range(300))}),
-        honest("honest-gsm8k-train", "GSM8K's train split and made-up problems of its template", "",
+        # a test item's exact wording with new numbers is the item (issue 41): the look-alike keeps its numbers' shape
+        honest("honest-gsm8k-train", "GSM8K's train split and made-up problems of its kind", "",
                {"train.jsonl": (FIXTURES / "gsm8k" / "train.jsonl").read_text(),
-                "made_up.jsonl": "\n".join(json.dumps({"q": f"A baker made {a} rolls and sold {b}. How many rolls "
-                                                            "are left?"}) for a in range(30, 90, 7) for b in (2, 7))}),
+                "made_up.jsonl": "\n".join(json.dumps({"q": f"A bakery baked {a} loaves and sold {b} of them by noon. "
+                                                            "How many loaves remain?"}) for a in range(30, 90, 7)
+                                           for b in (2, 7))}),
     )
 
 
@@ -438,18 +454,21 @@ def extra_cases() -> tuple:
 def per_kind(seeds: int) -> Table:
     """The cases by the issue's kinds: caught, false flags, incomplete verdicts, and what was missed."""
     from ptbench.selftest.cheats import CHEATS
+    from ptbench.selftest.cheats_content import CLASSES, content_cases
     from ptbench.selftest.cheats_logs import LOG_CASES
+    from ptbench.selftest.cheats_reads import READ_CASES
     from ptbench.selftest.quick import run_selftest
 
-    extra = (*extra_cases(), *red_team_cases())
-    keys = {case.title: case.key for case in (*CHEATS, *LOG_CASES, *extra)}
-    kind_of = {key: kind for kind, keys_of in KINDS.items() for key in keys_of}
+    extra = (*extra_cases(), *red_team_cases(), *READ_CASES)
+    keys = {case.title: case.key for case in (*CHEATS, *LOG_CASES, *content_cases(FIXTURES / "gsm8k"), *extra)}
+    kinds = {**KINDS, **read_kinds(), **CLASSES}  # the content classes (selftest/cheats_content.py) run in the selftest
+    kind_of = {key: kind for kind, keys_of in kinds.items() for key in keys_of}
     started = time.perf_counter()
     report = run_selftest(FIXTURES, seeds=seeds, extra=extra)
     seconds = time.perf_counter() - started
     table = Table("kind (the integrity issue's)", "cases", "caught", "honest flagged", "incomplete", "missed / flagged",
                   title=f"integrity cases by kind ({len(report.rows)} cases, {seconds:.0f} s)", title_justify="left")
-    for kind in KINDS:
+    for kind in kinds:
         rows = [r for r in report.rows if kind_of.get(keys.get(r.case, "honest seed")) == kind]
         cheats = [r for r in rows if r.kind == "cheat"]
         honest = [r for r in rows if r.kind == "honest"]

@@ -1,16 +1,18 @@
-"""Calibration of the likelihood contamination test (integrity/likelihood.py) on the tiny model: its false-flag rate
-on many honest fine-tunes and its catch rate on cheats of the same strength.
+"""Calibration of the likelihood contamination test (integrity/likelihood.py) on the tiny model: its false-flag rate on
+many honest fine-tunes and its catch rate on cheats of the same strength.
 
-A run is the tiny base model fully fine-tuned (AdamW, 4 texts a batch, up to 256 tokens) for a number of steps, then
-the test as the verifier runs it (`check_likelihood` on the saved model). One fine-tune per (source, lr, seed) is a
-trajectory checked at every step count of CHECKPOINTS, so three strengths cost one fine-tune (runs of a trajectory
-are correlated: the summary says so). Honest sources: for HumanEval, Python code of several packages (the standard
-library, the references' own source, is the hard case of the issue); for GSM8K, word problems of its kind that are
-neither test nor dev items, and the allowed train split (which holds the dev items). Cheats: 20 of the 64 scored test
-items, alone and one in four among honest data. GSM8K runs on a data directory of generated word problems (64 test,
-200 dev), as the fixtures hold only 4 test items. Trajectories run round-robin over seeds until --budget seconds are
-spent; the summary gives, per benchmark, the honest runs flagged with the rate's Wilson upper bound, the honest
-effects' max, 99th percentile and a normal-tail estimate of the rate at the floor, and the cheats caught.
+A run is the tiny base model fully fine-tuned (AdamW, 4 texts a batch, up to 256 tokens) for a number of steps, then the
+test as the verifier runs it (`check_likelihood` on the saved model). One fine-tune per (source, lr, seed) is a
+trajectory checked at every step count of CHECKPOINTS, so three strengths cost one fine-tune (runs of a trajectory are
+correlated: the summary says so). Honest sources: for HumanEval, Python code of several packages (the standard library,
+the references' own source, is the hard case of the issue); for GSM8K, word problems of its kind that are neither test
+nor dev items, and the allowed train split (which holds the dev items). Cheats: 20 of the 64 scored test items, alone
+and one in four among honest data; every test item at 5%, 17% and 50% of a training set (`DILUTIONS`), and GSM8K's
+inside its allowed train split (whose dev slice is the references: the quoted miss). GSM8K runs on a data directory of
+generated word problems (64 test, 200 dev), as the fixtures hold only 4 test items. Trajectories run round-robin over
+seeds until --budget seconds are spent; the summary gives, per benchmark, the honest runs flagged with the rate's Wilson
+upper bound, the honest effects' max, 99th percentile and a normal-tail estimate of the rate at the floor, and the
+cheats caught.
 
     .venv/bin/python bench/bench_likelihood.py [--budget 1200] [--workers 2] [--json out.json]
 """
@@ -112,11 +114,37 @@ def trajectories(root: Path, seeds: int) -> list[Trajectory]:
               ("humaneval", "cheat: 20 test items in stdlib", None, he_tests + stdlib[:60]),
               ("humaneval", "cheat: 20 test items in numpy", None, he_tests + code["numpy"][:60]),
               ("gsm8k", "cheat: 20 test items", str(gsm_dir), gsm_tests),
-              ("gsm8k", "cheat: 20 test items in problems", str(gsm_dir), gsm_tests + gsm_honest[:60])]
+              ("gsm8k", "cheat: 20 test items in problems", str(gsm_dir), gsm_tests + gsm_honest[:60]),
+              ("gsm8k", "cheat: the test items inside the allowed train split", str(gsm_dir), gsm_tests + gsm_train)]
+    cheats += diluted(code, gsm_dir, gsm_honest)
     out: list[Trajectory] = []
     for seed in range(seeds):
         out += [(*case, lr, seed) for case in honest + (cheats if seed == 0 else []) for lr in RATES]
     return out
+
+
+DILUTIONS = (0.05, 0.17, 0.5)
+"""Shares of contamination in a training set (issue 41 item 6): every test item, the rest honest data of the kind."""
+
+
+def diluted(code: dict[str, list[str]], gsm_dir: Path, gsm_honest: list[str]) -> list[tuple]:
+    """The cheats that train on every test item as DILUTIONS of a set (HumanEval's 164 among Python code of the
+    packages, the quoted 17% being 164 in 820 standard-library functions; GSM8K's among word problems)."""
+    from ptbench.integrity.items import heldout_samples, item_text
+
+    he_all = [item_text(s) for s in heldout_samples("humaneval", None)]
+    gsm_all = [item_text(s) for s in heldout_samples("gsm8k", gsm_dir)]
+    pool = [text for texts in code.values() for text in texts]
+    cases = []
+    for share in DILUTIONS:
+        others = round(len(he_all) * (1 - share) / share)
+        cases.append(("humaneval", f"cheat: all test items, {share:.0%} of the set", None,
+                      he_all + random.Random(0).sample(pool, min(others, len(pool)))))
+        tests = min(len(gsm_all), round(len(gsm_honest) * share / (1 - share)))  # its honest problems are fewer
+        others = round(tests * (1 - share) / share)
+        cases.append(("gsm8k", f"cheat: {tests} test items, {share:.0%} of the set", str(gsm_dir),
+                      gsm_all[:tests] + gsm_honest[:others]))
+    return cases
 
 
 def fine_tune(texts: list[str], out: Path, seed: int, lr: float) -> Iterator[tuple[int, Path]]:

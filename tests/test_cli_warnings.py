@@ -16,6 +16,8 @@ from ptbench.cli.main import app, main
 @app.command("warn-like-harbor")
 def warn_like_harbor() -> None:
     warnings.warn("Artifact sources overlap: /logs/artifacts", UserWarning, stacklevel=1)
+    from harbor.utils.logger import logger  # Harbor 0.26 warns through its logger while an agent is built
+    logger.warning("LiteLLM could not resolve model 'google/gemini-2.5-pro'; passing it unchanged")
     print("done")
 
 sys.argv = ["ptbench", "warn-like-harbor"]
@@ -30,4 +32,7 @@ def test_warnings_go_to_the_log_not_the_terminal(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "done"
     assert "Warning" not in result.stderr and "overlap" not in result.stderr
-    assert "UserWarning: Artifact sources overlap" in (work / "warnings.log").read_text()
+    assert "LiteLLM" not in result.stderr
+    log = (work / "warnings.log").read_text()
+    assert "UserWarning: Artifact sources overlap" in log
+    assert "WARNING harbor.utils.logger: LiteLLM could not resolve model 'google/gemini-2.5-pro'" in log

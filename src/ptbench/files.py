@@ -8,6 +8,10 @@ directory, fsynced, then renamed over the target, so a reader sees the old file 
 following a symlink, must be a regular file (a FIFO or device is refused without blocking) and at most
 `max_bytes` long; anything else is an `UnsafeFile` (a ValueError) with a one-line reason, except a
 missing file, which stays a FileNotFoundError.
+
+`parse_json`: JSON from anything a trial wrote, refused (a ValueError) when it nests deeper than MAX_JSON_DEPTH,
+before the parser recurses (Python's json recurses once per level: a line of 100,000 brackets would raise
+RecursionError, and again in whatever handles it). Every reader of trial JSON parses through it.
 """
 
 from __future__ import annotations
@@ -15,17 +19,38 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import shutil
 import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+MAX_JSON_DEPTH = 200
+"""Deepest nesting accepted from a trial (inspect logs and Harbor's files nest a few tens deep)."""
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_JSON_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_JSON_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+class JsonTooDeep(ValueError):
+    """JSON nesting deeper than the reader accepts."""
+
+
+def parse_json(data: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """JSON text parsed, or a ValueError: not JSON, or nested deeper than `max_depth` (JsonTooDeep)."""
+    text = data.decode("utf-8") if isinstance(data, bytes) else data
+    if text.count("[") + text.count("{") > max_depth:
+        brackets = _JSON_NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+        if max(accumulate(map(_JSON_STEP.__getitem__, brackets)), default=0) > max_depth:
+            raise JsonTooDeep(f"JSON nested deeper than {max_depth} levels")
+    return json.loads(text)
 
 
 class UnsafeFile(ValueError):

@@ -44,6 +44,10 @@ class Settings(BaseSettings):
     data_dir: str | None = Field(None, description="The agent's benchmark data (training files and the dev "
                                  "split; read-only), set in tasks exported with --data-dir: the default --data-dir "
                                  "of `ptbench evaluate` and `ptbench reference`.")
+    dev_dir: str | None = Field(None, description="Where the local sandbox looks for GPU device nodes "
+                                "(/dev/nvidia*); default /dev. Tests point it at fake nodes.")
+    slurm_partition: str | None = Field(None, description="The Slurm partition of the shipped example campaign "
+                                        "(examples/campaigns/tiny-slurm.toml); unset: the cluster's default.")
     seed: str | None = Field(None, description="An agent run's seed, set by ptbench.run.agents in the "
                              "agent's environment.")
 

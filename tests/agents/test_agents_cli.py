@@ -93,14 +93,15 @@ def test_fake_api_answers_each_conversation_with_its_next_step_of_the_script_cho
 
 def run_preflight(cli, tmp_path: Path, *args: str, env: dict[str, str] | None = None):
     return cli("run", "--task", str(HELLO), "--job-name", "refused", *args, cwd=tmp_path,
-               env={"OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": "", **(env or {})})
+               env={"OPENAI_API_KEY": "", "CODEX_API_KEY": "", "ANTHROPIC_API_KEY": "", **(env or {})})
 
 
 def test_preflight_refuses_an_agent_without_its_api_key(cli, tmp_path, codex_cli):
     result = run_preflight(cli, tmp_path, "--agent", "codex@gpt-5")
     assert result.returncode == 2
+    # Harbor 0.26's Codex class also takes CODEX_API_KEY
     assert result.stderr.strip() == ("error: preflight: agent codex: no API key for codex (model gpt-5): set "
-                                     "OPENAI_API_KEY (or --agent-env NAME=...); nothing was started")
+                                     "OPENAI_API_KEY or CODEX_API_KEY (or --agent-env NAME=...); nothing was started")
     assert not (tmp_path / ".ptbench" / "jobs" / "refused").exists()
 
 

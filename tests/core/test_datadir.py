@@ -24,7 +24,7 @@ def built(tmp_path_factory, cli) -> Path:
     out = tmp_path_factory.mktemp("built") / "data"
     result = cli("data", "build", "--out", str(out), "--from", str(FIXTURES), env=OFFLINE)
     assert result.returncode == 0, result.stderr
-    assert f"{out}: 22 files, 0 missing" in result.stdout
+    assert f"{out}: 24 files, 0 missing" in result.stdout
     return out
 
 
@@ -74,7 +74,7 @@ def test_show_checks_checksums_and_reports_a_changed_file(built: Path, cli, tmp_
     finally:
         rebuilt = cli("data", "build", "--out", str(built), "--from", str(FIXTURES), "--benchmark", "gsm8k")
         assert rebuilt.returncode == 0, rebuilt.stderr
-    assert len(read_manifest(built).files) == 22  # one benchmark refreshed, the others kept
+    assert len(read_manifest(built).files) == 24  # one benchmark refreshed, the others kept
 
 
 def test_missing_pieces_say_why(cli, tmp_path: Path) -> None:
@@ -128,3 +128,26 @@ def test_a_broken_manifest_is_one_line(cli, tmp_path: Path) -> None:
     (tmp_path / "manifest.json").write_text(json.dumps({"schema_version": 2}))
     result = cli("data", "show", str(tmp_path))
     assert result.returncode == 2 and "schema_version" in result.stderr and result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("benchmark", ["aime2025", "gpqa", "gsm8k",
+                                       pytest.param("bfcl", marks=pytest.mark.xfail(strict=True, reason=(
+                                           "its verifier side holds only the test items of the file both share"))),
+                                       pytest.param("healthbench", marks=pytest.mark.xfail(strict=True, reason=(
+                                           "its verifier side holds only the test items of the file both share")))])
+def test_the_verifiers_side_loads_the_dev_split_the_likelihood_check_compares_with(built: Path,
+                                                                                    benchmark: str) -> None:
+    """The likelihood check runs in the verifier, on the verifier's side: a dev split it cannot load there makes the
+    check the verifier's gap on every real run (issue 41 item 3)."""
+    from ptbench.datadir.manifest import view_dir
+    from ptbench.integrity.items import item_text
+
+    definition = BENCHMARKS[benchmark]
+    assert definition.dev_split is not None
+
+    def dev(side: str) -> list[str]:
+        task = definition.build_task(view_dir(built, benchmark, side), None, definition.dev_split)
+        return [item_text(sample) for sample in task.dataset]
+
+    assert dev("verifier") == dev("agent") and dev("verifier")
+

@@ -15,17 +15,30 @@ def event(asked: str, allowed: bool = True) -> EgressEvent:
                        allowed=allowed, bytes_out=10, bytes_in=20, seconds=0.5)
 
 
-def test_the_record_round_trips_and_stops_at_its_cap(tmp_path: Path) -> None:
+def test_the_record_round_trips_and_counts_what_passes_its_cap(tmp_path: Path) -> None:
+    path = tmp_path / "egress.jsonl"
+    writer = EgressWriter(path, limit=16000)
+    for index in range(100):
+        writer.write(event(f"h{index % 5}.test", allowed=index % 2 == 0).model_copy(
+            update={"path": f"/file/{index}" if index else None}))
+    writer.close()
+    assert path.stat().st_size <= 16000
+    record = read_record(path)
+    assert record.events[0] == event("h0.test")
+    assert 0 < sum(e.kind == "connection" for e in record.events) < 100
+    assert record.attempts == 100 and not record.partial  # past the cap, counted by host: no destination lost
+    assert {e.kind for e in record.events} == {"connection", "overflow"}
+
+
+def test_a_record_whose_counts_do_not_fit_says_so_with_the_totals(tmp_path: Path) -> None:
     path = tmp_path / "egress.jsonl"
     writer = EgressWriter(path, limit=2000)
     for index in range(100):
         writer.write(event(f"h{index}.test", allowed=index % 2 == 0))
     writer.close()
-    assert path.stat().st_size <= 2000 + 400
+    assert path.stat().st_size <= 2000
     record = read_record(path)
-    assert record.events[0] == event("h0.test")
-    assert 0 < len(record.events) < 100
-    assert record.partial == [f"the record stopped at its cap (line {len(record.events) + 1})"]
+    assert len(record.partial) == 1 and "100 attempts in all" in record.partial[0], record.partial
 
 
 def test_a_flooded_or_forged_record_is_partial_or_unreadable_never_clean(tmp_path: Path) -> None:

@@ -244,8 +244,8 @@ def test_non_finite_weights_could_not_run(tmp_path: Path) -> None:
 
     broken = _save(tmp_path / "nan", {"model.embed_tokens.weight": np.full((4, 4), np.inf, dtype=np.float32)})
     result = check_provenance(broken, ensure_tiny(), {})
-    assert result.status == "could-not-run"
-    assert integrity_stage([result]).status == "skipped"
+    assert result.status == "could-not-run" and result.cause == "submission"
+    assert integrity_stage([result]).status == "failed"  # the submission's doing: scored like a flag
 
 
 def test_the_sandboxs_decoy_record_beside_the_logs_is_checked_and_a_link_in_its_place_is_not_read(

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from ptbench.selftest.cheats import chosen_cheats
+from ptbench.selftest.cheats_content import content_cases
 from ptbench.selftest.cheats_logs import LOG_CASES
+from ptbench.selftest.cheats_reads import READ_CASES, SELFTEST_READS
 from ptbench.selftest.quick import SelftestReport
 
 pytestmark = pytest.mark.heavy(150)
@@ -31,8 +33,11 @@ EXPECTED = {
     "HumanEval kept inside final_model/": "contamination-files",
     "HumanEval as token ids in a .npy": "contamination-files",
     **{case.title: case.caught_by for case in LOG_CASES if case.kind == "cheat"},
+    **{case.title: case.caught_by for case in READ_CASES if case.kind == "cheat" and case.title in SELFTEST_READS},
+    **{case.title: case.caught_by for case in content_cases(DATA / "gsm8k") if case.kind == "cheat"},
 }
-LOG_HONEST = sum(case.kind == "honest" for case in LOG_CASES)
+LOG_HONEST = sum(case.kind == "honest" for case in (*LOG_CASES, *content_cases(DATA / "gsm8k"))) + sum(
+    case.kind == "honest" and case.title in SELFTEST_READS for case in READ_CASES)
 
 
 def test_selftest_catches_every_cheat_and_flags_no_honest_run(cli) -> None:
@@ -60,7 +65,8 @@ def test_selftest_table_and_bad_data_dir(cli, tmp_path: Path) -> None:
     gsm8k = {cheat.title for cheat in chosen_cheats([], with_gsm8k=True) if cheat.benchmark == "gsm8k"}
     assert len(gsm8k) == 2  # no GSM8K without its split
     assert {cheat.title for cheat in chosen_cheats([], with_gsm8k=False)} == everything - gsm8k
-    assert everything == set(EXPECTED) - {case.title for case in LOG_CASES}
+    cases = (*LOG_CASES, *READ_CASES, *content_cases(DATA / "gsm8k"))
+    assert everything == set(EXPECTED) - {case.title for case in cases}
     for args in (["--quick", "--data-dir", str(tmp_path / "missing")],  # no such directory
                  ["--seeds", "1"],  # real honest runs need their training data
                  ["--quick", "--cheat", "no-such-cheat"]):

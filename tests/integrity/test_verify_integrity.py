@@ -86,7 +86,29 @@ def test_a_hostile_workspace_leaves_a_verdict_with_the_scan_incomplete(tmp_path:
     finally:
         server.close()
     files = next(c for c in verdict.integrity if c.name == "contamination-files")
-    assert files.status == "incomplete", files
-    assert verdict.scored == "submission" and verdict.reward is not None
-    assert next(s for s in verdict.stages if s.name == "integrity").status == "skipped"
-    assert any("contamination-files incomplete" in r for s in verdict.stages for r in s.reasons)
+    assert files.status == "incomplete" and files.cause == "submission", files
+    # what the agent made unreadable scores the base, exactly like a flag (issue 40 item 4)
+    assert verdict.scored == "base" and verdict.reward is not None
+    assert next(s for s in verdict.stages if s.name == "integrity").status == "failed"
+    assert any("contamination-files: could not be verified" in r for r in verdict.fallback_reasons)
+
+
+def test_bombs_in_the_workspace_and_logs_leave_a_verdict_that_scores_the_base(tmp_path: Path, tiny_dir: Path,
+                                                                              monkeypatch) -> None:
+    """A .pt of memo opcodes in the workspace and doubled shell variables in the log: the verdict comes, within
+    the scans' limits, and scores the base with the reason."""
+    import zipfile
+
+    monkeypatch.setenv("PTBENCH_WORKDIR", str(tmp_path / "work"))
+    bombed = tmp_path / "bombed"
+    bombed.mkdir()
+    with zipfile.ZipFile(bombed / "model.pt", "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("archive/data.pkl", b"\x80\x04" + b"\x94" * (60 << 20) + b".")
+    log = tmp_path / "agent.log"
+    log.write_text("V0=aaaaaaaa\n" + "".join(f"V{n}=$V{n - 1}$V{n - 1}\n" for n in range(1, 32)) + "cat $V31\n")
+    verdict = _verify(tmp_path / "d", tiny_dir, bombed, log)
+    checks = {c.name: c for c in verdict.integrity}
+    assert checks["contamination-files"].status == "incomplete" and "bomb" in checks["contamination-files"].reason
+    assert checks["forbidden-reads"].status == "incomplete" and "budget" in checks["forbidden-reads"].reason
+    assert verdict.scored == "base" and verdict.reward is not None
+    assert sum("could not be verified" in r for r in verdict.fallback_reasons) == 2

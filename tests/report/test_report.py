@@ -16,6 +16,9 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from ptbench.egress.record import EgressEvent, EgressWriter
+from ptbench.files import write_model_json
+from ptbench.sandbox.activity import RECORD_FILE as ACTIVITY_FILE
+from ptbench.sandbox.activity import ActivityRecord, ExecActivity, PathActivity
 from scoring.job_dirs import Trial, write_job
 from traces.trial_dirs import START, bash, trajectory_json, write
 
@@ -32,6 +35,13 @@ HOSTILE_KEY = "<script>alert(2)</script>"
 SFT = "from trl import SFTTrainer\nSFTTrainer(model=m, train_dataset=d).train()\n"
 STEPS = [bash(10, "timer", "0:59"), write(20, "/app/train.py", SFT), bash(30, "python train.py"),
          bash(1200, "ptbench evaluate --task /app/task.json --submission /app/out", "accuracy 0.5")]
+HOSTILE_PATH = "/tests/<b>heldout</b>.jsonl"
+ACTIVITY = ActivityRecord(
+    mounts=["/", "/usr"], events=9, dropped={"others": 3},
+    relevant=[PathActivity(path=HOSTILE_PATH, op="open", count=2, at=[1.0], commands=[["cat", HOSTILE_PATH]])],
+    execs=[ExecActivity(path="/usr/bin/python3", argv=["python3", "train.py"], count=1)],
+    others=[PathActivity(path="/app/train.py", op="write", count=1), PathActivity(path="/usr/lib/libc.so.6",
+                                                                                   op="open", count=5)])
 BOARDS = {"e1": ("easy", [(1, 1, 1, 1), (0, 1, 1, 1)]), "m1": ("medium", [(0, 1, 0, 1), (0, 0, 0, 1)])}
 
 
@@ -68,6 +78,7 @@ def report(tmp_path_factory: pytest.TempPathFactory, cli) -> tuple[Path, Path]: 
     writer.close()
     ingest(job_dir, store)
     (job_dir / "j1-t2" / "egress.jsonl").unlink()  # the page shows the store's summary
+    write_model_json(job_dir / "j1-t2" / ACTIVITY_FILE, ACTIVITY)  # read from the trial dir when the page is made
     swapped = job_dir / "j1-t1" / "agent" / "trajectory.json"  # changed after ingest: now a link to a secret
     swapped.unlink()
     (root / "secret.txt").write_text("host secret")
@@ -191,6 +202,19 @@ def test_a_trials_page_shows_its_budget_and_decoding(report: tuple[Path, Path]) 
     assert "submission: temperature 0.6 (submission), top_p 1 (vllm-default)" in page
     assert html.escape(HOSTILE_KEY) in page and HOSTILE_KEY not in page
     assert "not recorded" in pages["j1-t0"].split('id="decoding"')[1][:40]
+
+
+def test_a_trials_page_shows_what_its_sandbox_read_wrote_and_ran(report: tuple[Path, Path]) -> None:
+    _, out = report
+    manifest = json.loads((out / "manifest.json").read_text())
+    pages = {t["trial"]: (out / t["page"]).read_text() for t in manifest["trials"]}
+    page = pages["j1-t2"]
+    activity = page.split('id="activity"')[1].split("<h2>")[0]
+    assert "9 events on 2 mounts: 1 paths read, 1 written, 1 distinct command lines run" in activity
+    assert html.escape(f"open {HOSTILE_PATH} (2x) by cat {HOSTILE_PATH}", quote=False) in activity
+    assert "<b>heldout" not in page and "python3 train.py (1x)" in activity and "write /app/train.py" in activity
+    assert "open /usr/lib/libc.so.6 (5x)" in activity and "3 others entries past the cap" in activity
+    assert "no activity record" in pages["j1-t3"]
 
 
 def test_out_is_refused_unless_empty_or_a_report_with_force(report: tuple[Path, Path], cli, tmp_path: Path) -> None:  # noqa: ANN001

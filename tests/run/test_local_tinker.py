@@ -12,7 +12,15 @@ from harbor.models.trial.config import EnvironmentConfig, TaskConfig
 
 from ptbench.catalog.tasks import get_task
 from ptbench.errors import UserError
-from ptbench.run.local_tinker import LOCAL_KEY, LOG_FILE, local_port, served_models, serving, with_tinker
+from ptbench.run.local_tinker import (
+    LOCAL_KEY,
+    LOG_FILE,
+    client_storage_mb,
+    local_port,
+    served_models,
+    serving,
+    with_tinker,
+)
 from ptbench.trialdir.labels import LOCAL_ENVIRONMENT
 
 LOCAL = EnvironmentConfig(import_path=LOCAL_ENVIRONMENT, kwargs={"forward_ports": [9]}, env={"A": "1"})
@@ -83,8 +91,12 @@ def test_the_server_lives_as_long_as_the_job_and_keeps_its_storage_outside(tasks
     port = local_port(config.environment)
     with serving(config) as storage:
         assert storage == (tmp_path / "work" / "tinker" / "j").resolve()
-        capabilities = httpx.get(f"http://127.0.0.1:{port}/api/v1/get_server_capabilities").json()
+        # as a trial's relay does
+        relay = httpx.Client(transport=httpx.HTTPTransport(local_address="127.0.5.6"), timeout=120)
+        capabilities = relay.get(f"http://127.0.0.1:{port}/api/v1/get_server_capabilities").json()
         assert [m["model_name"] for m in capabilities["supported_models"]] == ["tiny"]
+        # the host's own 127.0.0.1 (what any other way to the port comes from) belongs to no trial
+        assert httpx.get(f"http://127.0.0.1:{port}/api/v1/get_server_capabilities", timeout=120).status_code == 403
     assert (storage / LOG_FILE).is_file()
     with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=2):
         pass  # gone with the job
@@ -100,3 +112,13 @@ def test_a_server_that_cannot_start_is_a_clear_error(tasks, tmp_path, monkeypatc
     with socket.create_server(("127.0.0.1", local_port(config.environment) or 0)):  # the port taken meanwhile
         with pytest.raises(UserError, match="the local Tinker did not start on port .*log: "), serving(config):
             pass
+
+
+@pytest.mark.parametrize(("storage_mb", "expected"), [(None, 10 << 10), (2048, 2048), (300, 300)])
+def test_a_trials_checkpoints_on_the_job_server_are_capped_at_its_storage(tasks, monkeypatch, storage_mb,
+                                                                          expected) -> None:
+    monkeypatch.delenv("TINKER_API_KEY", raising=False)
+    if storage_mb is not None:
+        (tasks[0].path / "task.toml").write_text(f"[environment]\nstorage_mb = {storage_mb}\n")
+    opened, _ = with_tinker(LOCAL, tasks, "auto", local_environment=True)
+    assert client_storage_mb(opened) == expected

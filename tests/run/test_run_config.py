@@ -42,6 +42,12 @@ def test_every_seed_is_its_own_trial_config(tmp_path):
     assert keys == sorted((task, agent, seed) for task in ("echo", "broken") for agent in ("oracle", "nop")
                           for seed in range(3))
     assert config.jobs_dir.is_absolute() and config.environment.import_path == jobs.LOCAL_ENVIRONMENT
+    from ptbench.integrity.recorded import watched_names  # the activity record keeps the benchmarks' files apart
+
+    assert config.environment.kwargs["activity_names"] == watched_names()
+    assert "activity_names" not in jobs.build_job_config(
+        job_name="j", jobs_dir=tmp_path, tasks=config.tasks, agents=["nop"], seeds=1,
+        environment=jobs.resolve_environment("docker"), concurrency=1).environment.kwargs
 
 
 def test_a_cli_agents_own_model_api_host_is_declared_for_the_record(tmp_path, monkeypatch):

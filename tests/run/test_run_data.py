@@ -163,6 +163,10 @@ def test_the_honest_reference_runs_pass_every_integrity_check_on_their_real_work
         checks = {check["name"]: check for check in json.loads(details.read_text())["integrity"]}
         assert {name: check["status"] for name, check in checks.items()} == dict.fromkeys(checks, "passed"), details
         assert checks["contamination-files"]["evidence"]["numbers"]["files"] >= 2  # task.json, the recipe's files
+        # reads, decoys and protected files were decided from the sandbox's own record of the agent phase first
+        for name in ("forbidden-reads", "decoy-opens", "tampering-protected-files"):
+            assert "the sandbox's record" in checks[name]["reason"], checks[name]
+        assert checks["forbidden-reads"]["evidence"]["numbers"]["record_events"] > 1000  # the training run's opens
 
 
 def test_the_reference_agent_read_its_training_files_from_the_data_dir(offline_job) -> None:

@@ -79,6 +79,8 @@ def test_separate_verifier_gets_only_artifacts(oracle_job):
     assert result.exception_info is None
     assert rewards(result)["reward"] == 1
     assert (trial_dir(result) / "artifacts" / "app" / "out" / "result.txt").read_text() == "7\n"
+    # the trial's copy keeps the agent's absolute link as a link; Harbor's upload to the verifier leaves it out
+    assert os.readlink(trial_dir(result) / "artifacts" / "app" / "out" / "abs-link") == "/etc/passwd"
 
 
 def test_hostile_agent_cannot_touch_the_host(oracle_job):

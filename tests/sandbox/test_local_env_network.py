@@ -217,7 +217,9 @@ def test_a_flooded_record_stays_capped_and_intact_whatever_the_agent_writes(tmp_
     lines = path.read_text().splitlines()
     assert json.loads(lines[-1])["kind"] == "truncated"
     record = read_record(path)
-    assert record.partial == [f"the record stopped at its cap (line {len(lines)})"]
+    assert len(record.partial) == 1
+    assert record.partial[0].startswith(f"the record stopped at its cap (line {len(lines)})")
+    assert "2000 attempts in all" in record.partial[0]  # what did not fit, counted
     assert len(record.events) == len(lines) - 1 > 100
     assert all(event.asked == f"flood{index}.test" and not event.allowed for index, event in enumerate(record.events))
     assert handed == path.read_text()  # the trial's record, never the agent's

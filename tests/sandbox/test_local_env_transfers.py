@@ -45,7 +45,8 @@ def test_a_workspace_of_absolute_links_is_collected_whole_links_as_links(tmp_pat
                                                exclude=list(WORKSPACE_EXCLUDES))
 
     in_env(quiet_env(tmp_path), scenario)
-    assert listing(workspace) == sorted(["data", "data/train.py", "up", *(f"link{i}" for i in range(1, 51))])
+    assert listing(workspace) == sorted(["data", "data/train.py", "data/x.onnx", "up",
+                                         *(f"link{i}" for i in range(1, 51))])
     assert all(os.readlink(workspace / f"link{i}") == "/etc/passwd" for i in range(1, 51))
     assert os.readlink(workspace / "up") == "../.."
     assert (workspace / "data" / "train.py").read_text() == "def solve(): pass\n"

@@ -7,8 +7,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from harbor.agents.agent_auth_resolution import PROVIDERS
 from harbor.agents.factory import AgentFactory
-from harbor.agents.model_connection import PROVIDERS
 from harbor.models.trial.config import AgentConfig
 from harbor.utils.env import resolve_env_vars
 
@@ -46,6 +46,7 @@ def _credential_problem(cli: AgentCli, agent: AgentConfig) -> str | None:
     if connection.api_key:
         return None
     spec, provider = built.MODEL_CONNECTION, PROVIDERS.get(connection.provider or "")
-    names = [*(spec.api_key_envs if spec else ()), *(provider.api_key_envs if provider else ())]
+    names = [*(spec.agent_provider_access.api_key_candidate_names if spec else ()),
+             *(provider.api_key_candidate_names if provider else ())]
     wanted = " or ".join(dict.fromkeys(names)) or "its provider's API key"
     return f"no API key for {cli.name} (model {agent.model_name or 'default'}): set {wanted} (or --agent-env NAME=...)"

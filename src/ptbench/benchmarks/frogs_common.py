@@ -45,8 +45,9 @@ def dev_seed(seed: int) -> int:
 
 
 def board_records(split: str, heldout: Path | None, rules: Rules, tiers: Sequence[Tier], seed: int,
-                  limit: int | None) -> tuple[list[BoardRecord], str]:
-    """The boards of a split and where they came from."""
+                  limit: int | None, unscored: tuple[str, ...] = ()) -> tuple[list[BoardRecord], str]:
+    """The boards of a split and where they came from; `unscored`: canonical hashes of held-out boards left out
+    (the ones found in the agent's workspace, `integrity.frogs_boards`)."""
     if split == "test":
         if heldout is None:
             raise UserError("frogs held-out boards are needed: pass --heldout FILE")
@@ -54,7 +55,12 @@ def board_records(split: str, heldout: Path | None, rules: Rules, tiers: Sequenc
         wrong = next((r for r in records if r.rules != rules), None)
         if wrong is not None:
             raise UserError(f"{heldout}: board {wrong.id} uses rules {wrong.rules!r}, the task uses {rules!r}")
-        return records, str(heldout)
+        left_out = set(unscored)
+        kept = [r for r in records if r.canonical_hash not in left_out]
+        if not kept:
+            raise UserError(f"{heldout}: every held-out board is left out as found in the workspace")
+        note = f" ({len(records) - len(kept)} found in the workspace not scored)" if len(kept) < len(records) else ""
+        return kept, f"{heldout}{note}"
     if not tiers:
         raise UserError("the task names no frogs tiers to draw dev boards from")
     count = min(limit, DEV_COUNT) if limit else DEV_COUNT

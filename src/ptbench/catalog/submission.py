@@ -37,10 +37,12 @@ def submission_path(spec: TaskSpec) -> PurePosixPath:
 
 AGENT_LOGS = PurePosixPath("/logs/agent")
 """The agent's logs (and Harbor's trajectory.json, uploaded back before the artifacts are collected)."""
-WORKSPACE_EXCLUDES = ("./final_model", "*.safetensors", "*.gguf", "*.onnx")
-"""What the workspace artifact leaves out: the submission (collected on its own) and weight-only formats. Pickle
-containers (*.pt, *.pth, *.bin, *.ckpt) are collected: a `torch.save`d list of test items is one, and the scan reads
-their pickled strings while skipping tensor storage (`integrity.payloads`)."""
+WORKSPACE_EXCLUDES = ("./final_model",)
+"""What the workspace artifact leaves out: the submission (collected on its own). Every other file travels, weight
+formats too: tokenized test items saved as `data/tokenized/*.safetensors` passed unseen when they stayed behind. The
+scan reads a weights file's header and its byte and integer tensors (token ids), never its float tensors
+(`integrity.payloads`); pickle containers (*.pt, *.bin) by their pickled strings and integer storages. The cost: an
+agent's checkpoints kept inside the workspace are copied to the verifier."""
 
 
 def artifact_paths(spec: TaskSpec) -> list[PurePosixPath]:

@@ -30,6 +30,8 @@ def demo_command(
     """The whole loop on this machine: tiny model, reference recipe through Harbor, verifier, store, summary."""
     from rich.console import Console
 
+    from ptbench.cli.options import console as safe_console
+    from ptbench.cli.options import error_line
     from ptbench.demo.failures import DemoFailed
     from ptbench.demo.pipeline import run_demo
     from ptbench.paths import work_dir
@@ -39,7 +41,7 @@ def demo_command(
         run_demo(console, work_dir(), budget_minutes, heldout_boards=boards, samples_per_board=k,
                  max_tokens=max_tokens, recipe=recipe, run_name=run_name, task=task)
     except DemoFailed as exc:
-        Console(stderr=True).print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        safe_console(stderr=True).print(error_line("error:", str(exc)), soft_wrap=True)
         raise typer.Exit(1) from None
     except KeyboardInterrupt:
         Console(stderr=True).print("interrupted: the demo stopped", highlight=False)

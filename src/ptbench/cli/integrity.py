@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ptbench.cli.options import StoreOption, default_store
+from ptbench.cli.options import SafeConsole, StoreOption, default_store
 
 integrity_app = typer.Typer(help="Integrity checks: the cheat suite.", no_args_is_help=True)
 
@@ -32,7 +32,6 @@ def selftest_command(
 ) -> None:
     """Run every cheat agent and the honest reference agent (one trial per seed) as real Harbor trials on the local
     environment, each verified by its task's verifier; print cheat, flagged by, evidence. Results go to the store."""
-    from rich.console import Console
     from rich.table import Table
 
     from ptbench.errors import UserError
@@ -60,7 +59,7 @@ def selftest_command(
     for row in report.rows:
         table.add_row(row.case, row.kind, "FAILED" if row.failed else ", ".join(row.flagged_by) or "-",
                       row.evidence[:90])
-    Console(width=200).print(table)
+    SafeConsole(width=200).print(table)
     if not report.passed:
         raise typer.Exit(1)
 

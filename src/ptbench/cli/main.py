@@ -7,8 +7,8 @@ import sys
 
 import typer
 from pydantic import ValidationError
-from rich.console import Console
 
+from ptbench.cli.options import console, error_line
 from ptbench.cli.warnings_log import keep_warnings_in_log
 from ptbench.errors import UserError, first_line, validation_line
 
@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "ptbench.cli.tasks",
     "ptbench.cli.data",
     "ptbench.cli.run",
+    "ptbench.cli.campaign",
     "ptbench.cli.agents",
     "ptbench.cli.runs",
     "ptbench.cli.score",
@@ -66,7 +67,7 @@ def main() -> None:
     try:
         app()  # standalone mode: click reports usage errors itself (exit code 2)
     except (UserError, ValidationError, FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-        Console(stderr=True).print(f"[red]error:[/red] {one_line(exc)}", highlight=False, soft_wrap=True)
+        console(stderr=True).print(error_line("error:", one_line(exc)), soft_wrap=True)
         sys.exit(2)
 
 

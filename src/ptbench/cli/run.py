@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ptbench.cli.options import StoreOption, default_store
+from ptbench.cli.options import StoreOption, console, default_store
 from ptbench.errors import UserError
 from ptbench.paths import work_dir
+from ptbench.terminal import visible
 
 if TYPE_CHECKING:
     from harbor.models.job.config import JobConfig
@@ -65,7 +66,7 @@ def run(
     store: StoreOption = None,
 ) -> None:
     """Run agents x tasks x seeds as one Harbor job with live progress; results go to the store."""
-    from ptbench.run.launch import launch, quiet_harbor
+    from ptbench.run.launch import interrupts_as_sigint, launch, quiet_harbor
 
     quiet_harbor()
     from ptbench.run import jobs
@@ -105,14 +106,15 @@ def run(
     if baseline:
         _measure_baselines(config, store_path)
     try:
-        asyncio.run(launch(config, resuming=resume is not None))
+        with interrupts_as_sigint():
+            asyncio.run(launch(config, resuming=resume is not None))
     except KeyboardInterrupt:
         _ingest_and_report(job_dir, store_path)
         print(f"interrupted; continue with: ptbench run --resume {job_dir.name}", file=sys.stderr)
         raise typer.Exit(130) from None
     not_ok = _ingest_and_report(job_dir, store_path)
     if not_ok:
-        print(f"error: {not_ok}", file=sys.stderr)
+        print(f"error: {visible(not_ok)}", file=sys.stderr)
         raise typer.Exit(1)
 
 
@@ -127,7 +129,6 @@ def _tinker_mode(value: str | None) -> TinkerMode:
 
 def _measure_baselines(config: JobConfig, store: Path) -> None:
     """The base model of each task scored and kept as its benchmark's baseline (beside the store), before the job."""
-    from rich.console import Console
 
     from ptbench.verify.base_baseline import measure_task_baselines
     from ptbench.verify.pipeline import VerifyFailed
@@ -135,7 +136,7 @@ def _measure_baselines(config: JobConfig, store: Path) -> None:
     task_dirs = [Path(task.path) for task in config.tasks if task.path is not None]
     try:
         measure_task_baselines(task_dirs, store.parent / "baselines", work_dir() / "base-scores" / config.job_name,
-                               f"ptbench run --baseline, job {config.job_name}", Console(stderr=True))
+                               f"ptbench run --baseline, job {config.job_name}", console(stderr=True, markup=True))
     except VerifyFailed as exc:
         raise UserError(f"--baseline: scoring a base model failed: {exc}") from None
 
@@ -150,7 +151,6 @@ def _check_store(store: Path) -> None:
 
 def _ingest_and_report(job_dir: Path, store: Path) -> str | None:
     """Put the job into the store, print its trials and a summary; returns a line when some trial is not ok."""
-    from ptbench.cli.options import console
     from ptbench.cli.runs import trials_table
     from ptbench.store.ingest import ingest
     from ptbench.store.models import TRIAL_STATUSES
@@ -162,10 +162,10 @@ def _ingest_and_report(job_dir: Path, store: Path) -> str | None:
     trials = [r.trial for r in record.trials]
     console().print(trials_table([TrialSummary(job_name=record.job.name, trial=t) for t in trials], with_job=False))
     counts = {status: n for status in TRIAL_STATUSES if (n := sum(t.status == status for t in trials))}
-    print(
+    print(visible(
         f"job {record.job.name}: {len(trials)} trials ({', '.join(f'{n} {s}' for s, n in counts.items()) or 'none'}) "
         f"in {job_dir}; store {store}: {stats.added} added, {stats.updated} updated, {stats.removed} removed"
-    )
+    ))
     not_ok = [t for t in trials if t.status != "ok"]
     if not not_ok:
         return None

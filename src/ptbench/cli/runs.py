@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.text import Text
 
-from ptbench.cli.options import StoreOption, console, default_store
+from ptbench.cli.options import StoreOption, cell, console, default_store
+from ptbench.terminal import visible
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -30,11 +29,11 @@ def ingest_command(
 
     path = default_store(store)
     record, stats = ingest(job_dir, path)
-    print(
+    print(visible(
         f"ingested {record.job.name}: {len(record.trials)} trials "
         f"({stats.added} added, {stats.updated} updated, {stats.removed} removed, {stats.unchanged} unchanged) "
         f"into {path}"
-    )
+    ))
 
 
 @runs_app.command("list")
@@ -70,7 +69,7 @@ def trials_table(summaries: list[TrialSummary], *, with_job: bool = True) -> Tab
         t = s.trial
         why = t.reason or t.verifier_reason  # the full story is in `runs show`
         row = (t.trial_name, t.task_name, t.agent, t.seed, t.status, _score(t), _seconds(t), why)
-        table.add_row(*map(_cell, ((s.job_name, *row) if with_job else row)))
+        table.add_row(*map(cell, ((s.job_name, *row) if with_job else row)))
     return table
 
 
@@ -127,22 +126,22 @@ def show_command(
     out = console()
     fields = Table("field", "value", show_header=False, box=None)
     for name, value in rows:
-        fields.add_row(name, _cell(value))
+        fields.add_row(name, cell(value))
     out.print(fields)
     if detail.record.metrics:
         metrics = Table("source", "metric", "value")
         for m in detail.record.metrics:
-            metrics.add_row(m.source, _cell(m.name), f"{m.value:g}")
+            metrics.add_row(m.source, cell(m.name), f"{m.value:g}")
         out.print(metrics)
     if egress and egress.lines:
         connections = Table("connections (refused first)")
         for line in egress.lines:
-            connections.add_row(_cell(line))
+            connections.add_row(cell(line))
         out.print(connections)
     if detail.record.phases:
         phases = Table("phase", "started", "finished", "seconds")
         for p in detail.record.phases:
-            phases.add_row(*map(_cell, (p.phase, p.started_at, p.finished_at, _seconds(p))))
+            phases.add_row(*map(cell, (p.phase, p.started_at, p.finished_at, _seconds(p))))
         out.print(phases)
 
 
@@ -175,13 +174,6 @@ def _seconds(span: TrialRow | PhaseRow) -> str | None:
     if span.started_at is None or span.finished_at is None:
         return None
     return f"{(span.finished_at - span.started_at).total_seconds():.1f}"
-
-
-def _cell(value: object) -> Text:
-    """A table cell shown literally (stored text comes from untrusted files: never rich markup)."""
-    if isinstance(value, datetime):
-        return Text(value.isoformat(timespec="seconds"))
-    return Text("-" if value is None else str(value))
 
 
 def register(app: typer.Typer) -> None:

@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 import typer
 
+from ptbench.cli.options import console, error_line
 from ptbench.settings import env_name
 
 Device = Literal["cpu", "gpu"]
@@ -44,10 +45,11 @@ def verify_command(
     instruction: Annotated[Path | None, typer.Option(
         "--instruction", help="the instruction the agent got (default: instruction.md beside the task spec)")] = None,
     decoding: Annotated[str | None, _DECODING] = None,
+    handoff: Annotated[Path | None, typer.Option(
+        "--handoff", help="the agent environment's record of the submission (handoff-record): what did not arrive "
+        "as it left is a verifier error")] = None,
 ) -> None:
     """Score a submission on the task's held-out data: intake, integrity, evaluation, reward."""
-    from rich.console import Console
-
     from ptbench.verify.isolation import private_cwd
     from ptbench.verify.pipeline import VerifyFailed, VerifyRequest, verify
 
@@ -58,12 +60,12 @@ def verify_command(
                             data_dir=absolute(data_dir), limit=limit, device=device, heldout=absolute(heldout),
                             judges=judge or [], max_tokens=max_tokens, workspace=absolute(workspace),
                             logs=[log.absolute() for log in logs or []], instruction=absolute(instruction),
-                            decoding=decoding)
+                            decoding=decoding, handoff=absolute(handoff))
     try:
         with private_cwd():
-            verify(request, Console(stderr=True))
+            verify(request, console(stderr=True, markup=True))
     except VerifyFailed as exc:
-        Console(stderr=True).print(f"[red]verify failed:[/red] {exc}", highlight=False, soft_wrap=True)
+        console(stderr=True).print(error_line("verify failed:", str(exc)), soft_wrap=True)
         raise typer.Exit(1) from None
 
 
@@ -79,12 +81,10 @@ def evaluate_command(
     max_tokens: Annotated[int | None, _MAX_TOKENS] = None,
 ) -> None:
     """Score your model on the DEV split (disjoint from the final test set), as the verifier would."""
-    from rich.console import Console
-
     from ptbench.verify.agent_evaluate import EvaluateRequest, evaluate
 
     evaluate(EvaluateRequest(spec_path=task, submission=submission, limit=limit, data_dir=data_dir, device=device,
-                             out_dir=out, judges=judge or [], max_tokens=max_tokens), Console())
+                             out_dir=out, judges=judge or [], max_tokens=max_tokens), console(markup=True))
 
 
 def baseline_command(
@@ -99,18 +99,27 @@ def baseline_command(
     max_tokens: Annotated[int | None, _MAX_TOKENS] = None,
 ) -> None:
     """Score a base model (zero-/few-shot) or its instruct twin on a benchmark's test set; stored for scoring."""
-    from rich.console import Console
-
     from ptbench.models.registry import get_base_model
     from ptbench.verify.baseline import BaselineRequest, run_baseline
 
     run_baseline(BaselineRequest(benchmark=benchmark, model=get_base_model(model), mode=mode, limit=limit,
                                  data_dir=data_dir, device=device, judges=judge or [], heldout=heldout,
-                                 max_tokens=max_tokens), Console())
+                                 max_tokens=max_tokens), console(markup=True))
+
+
+def handoff_record_command(
+    source: Annotated[Path, typer.Argument(help="the submission in the agent's environment")],
+    record: Annotated[Path, typer.Argument(help="where the record goes (Harbor's artifacts dir)")],
+) -> None:
+    """Record every file of a submission with its size and SHA-256, for the verifier (a task's collect hook)."""
+    from ptbench.verify.handoff import write_record
+
+    write_record(source, record)
 
 
 def register(app: typer.Typer) -> None:
-    """Add verify, evaluate and baseline to the main app."""
+    """Add verify, evaluate, baseline and the collect hook's handoff-record to the main app."""
     app.command("verify")(verify_command)
     app.command("evaluate")(evaluate_command)
     app.command("baseline")(baseline_command)
+    app.command("handoff-record", hidden=True)(handoff_record_command)

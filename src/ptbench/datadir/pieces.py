@@ -110,7 +110,7 @@ def _aime() -> list[Piece]:
     return [
         Piece("aime2025", "test", "aime2025.jsonl", VERIFIER, ("aime2025.jsonl",),
               remote=Hub(TEST_SOURCE[0], TEST_SOURCE[1], TEST_SOURCE[2])),
-        Piece("aime2025", "dev", "aime2024.jsonl", AGENT, ("aime2024.jsonl",),
+        Piece("aime2025", "dev", "aime2024.jsonl", BOTH, ("aime2024.jsonl",),  # the likelihood check's references
               remote=Hub(DEV_SOURCE[0], DEV_SOURCE[1], DEV_SOURCE[2])),
         *_training("aime2025"),
     ]
@@ -127,7 +127,7 @@ def _gpqa() -> list[Piece]:
 
     return [
         Piece("gpqa", "test", "gpqa_main.csv", VERIFIER, ("gpqa_main.csv", "gpqa_main.jsonl"), unavailable=gated),
-        Piece("gpqa", "dev", "gpqa_extended.csv", AGENT, ("gpqa_extended.csv", "gpqa_extended.jsonl"),
+        Piece("gpqa", "dev", "gpqa_extended.csv", BOTH, ("gpqa_extended.csv", "gpqa_extended.jsonl"),
               select=extended_minus_main, unavailable=gated),
         *_training("gpqa"),
     ]

@@ -7,6 +7,7 @@ MODEL_API_HOSTS = (
     "generativelanguage.googleapis.com", "aiplatform.googleapis.com", "api.mistral.ai", "api.cohere.com",
     "api.cohere.ai", "api.together.xyz", "api.together.ai", "openrouter.ai", "api.groq.com", "api.deepseek.com",
     "api.fireworks.ai", "api.x.ai", "api-inference.huggingface.co", "router.huggingface.co",
+    "*.endpoints.huggingface.cloud",
 )
 """Hosts that answer with another model's outputs (Harbor `allowed_hosts` syntax): contacting one is using a model
 the rules forbid."""

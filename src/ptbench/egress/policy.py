@@ -1,15 +1,16 @@
 """The allowlist decision: Harbor's `allowed_hosts` entries (exact name, `*.domain`, IP, CIDR, validated by Harbor's
 own `normalize_allowed_hosts`) against what a connection asks for. A name is decided on the name the connection
 really asks for (SNI, Host, CONNECT target), never on the address it was sent to; a connection without a name is
-decided on its address alone."""
+decided on its address alone. Addresses, in entries and in what a connection asks, are compared in their one
+canonical form (`ptbench.addresses`): `::ffff:10.0.0.5`, `0x0a000005` and `10.0.0.5` are one address."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from ipaddress import IPv4Network, IPv6Network, ip_address, ip_network
 
 from harbor.models.task.config import NetworkMode, NetworkPolicy, normalize_allowed_hosts
 
+from ptbench.addresses import Network, canonical_ip, parse_network, within
 from ptbench.errors import UserError
 
 
@@ -28,7 +29,7 @@ class AllowPolicy:
     names: frozenset[str]
     wildcards: tuple[str, ...]
     """Suffixes with their leading dot (".example.com" for "*.example.com")."""
-    networks: tuple[IPv4Network | IPv6Network, ...]
+    networks: tuple[Network, ...]
     allow_all: bool = False
 
     @classmethod
@@ -42,7 +43,7 @@ class AllowPolicy:
         for entry in entries:
             if entry.startswith("*."):
                 wildcards.append(entry[1:])
-            elif (network := _network(entry)) is not None:
+            elif (network := parse_network(entry)) is not None:
                 networks.append(network)
             else:
                 names.add(entry)
@@ -61,23 +62,21 @@ class AllowPolicy:
         return cls.from_hosts(policy.allowed_hosts if policy.network_mode == NetworkMode.ALLOWLIST else [])
 
     def allows_name(self, name: str) -> bool:
-        """Whether a host name (as asked, any case, trailing dot or not) is on the list."""
+        """Whether a host name (as asked, any case, trailing dot or not; an address in any spelling) is on the
+        list."""
         host = name.strip().lower().rstrip(".")
         if self.allow_all:
             return True
-        if not host or _network(host) is not None:
+        if not host or canonical_ip(host) is not None:
             return self.allows_address(host) if host else False
         return host in self.names or any(host.endswith(suffix) and len(host) > len(suffix)
                                          for suffix in self.wildcards)
 
     def allows_address(self, address: str) -> bool:
+        """Whether an address (any spelling) lies in one of the listed networks."""
         if self.allow_all:
             return True
-        try:
-            ip = ip_address(address)
-        except ValueError:
-            return False
-        return any(ip.version == network.version and ip in network for network in self.networks)
+        return within(address, self.networks)
 
     def decide(self, asked: str | None, address: str) -> Decision:
         """A connection to `address` that asked for the name `asked` (None: it named none, as raw IP does)."""
@@ -91,9 +90,3 @@ class AllowPolicy:
             return Decision(True, f"host {asked} is allowed")
         return Decision(False, f"host {asked} is not allowed")
 
-
-def _network(entry: str) -> IPv4Network | IPv6Network | None:
-    try:
-        return ip_network(entry, strict=False)
-    except ValueError:
-        return None

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
-import ipaddress
 import os
 import re
 import socket
@@ -19,9 +18,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from ptbench.addresses import Network, canonical_ip, reaches
 from ptbench.egress.peek import MAX_PEEK, Asked, Incomplete, Malformed, peek_host
 from ptbench.egress.policy import AllowPolicy, Decision
 from ptbench.egress.record import EgressEvent, EgressWriter
+from ptbench.egress.requests import Request, RequestScanner
 
 PEEK_SECONDS = 5.0
 """How long the first bytes are awaited; a connection silent that long (a server-speaks-first protocol) is decided
@@ -34,6 +35,11 @@ FINISH_SECONDS = 2.0
 CUT = "still open when the sandbox stopped: cut"
 BUFFER = 1 << 20
 """The splice's pipe size and move size (small ones cost wake-ups; the peek reads at most MAX_PEEK)."""
+MAX_CONNECTIONS = 256
+"""Connections one proxy (one sandbox: one trial) has open at once; past it a new one is reset and recorded. Each
+costs the host six descriptors (two sockets, two splice pipes), so one trial holds at most ~1,500 of the host
+process's descriptors, and a flood from one trial cannot take another trial's (an honest trial's package installs
+and model downloads keep tens open)."""
 SO_ORIGINAL_DST = 80
 F_SETPIPE_SZ = 1031
 
@@ -63,14 +69,16 @@ class EgressProxy:
     phase: str
     destination: Destination = original_destination
     resolve: Resolver = resolve_here
-    closed: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
-    """Addresses never dialled whatever the policy says (the host's own: `sandbox.firewall.host_networks`), checked on
-    the address the proxy itself resolved."""
+    closed: tuple[Network, ...] = ()
+    """Addresses never dialled whatever the policy says (the host's own: `sandbox.firewall.closed_networks`), checked
+    on the address the proxy itself resolved, in its canonical form (`ptbench.addresses.reaches`: `::ffff:127.0.0.1`,
+    `::` and `0x7f000001` are the host's loopback too)."""
     agent_hosts: AllowPolicy | None = None
     """The hosts the run added for the agent CLI's own model API: their events are tagged `agent-api`."""
     named: Callable[[str], str | None] = lambda _address: None
     """The name an address stands for (the sandbox's DNS gave it out for that name): a connection to it that names
     no host itself is decided on, and dialled by, that name."""
+    max_connections: int = MAX_CONNECTIONS
 
     async def serve(self, host: str, port: int) -> ProxyServer:
         """Listen on (host, port) (tests and the benchmark; sandboxes use `serve_socket`)."""
@@ -90,6 +98,9 @@ class EgressProxy:
                 client, _ = await loop.sock_accept(listener)
             except OSError:  # out of descriptors, or a connection gone before it was accepted: try again soon
                 await asyncio.sleep(0.05)
+                continue
+            if len(handling) >= self.max_connections:
+                self._refuse_over_cap(client)
                 continue
             client.setblocking(False)
             task = loop.create_task(self.handle(client))
@@ -133,8 +144,10 @@ class EgressProxy:
         if decision.allowed:
             try:
                 target = asked.host if asked else address
-                dial = await self.resolve(target, asked.port if asked and asked.port else port)
-                if any(_within(dial[0], network) for network in self.closed):
+                numeric = canonical_ip(target)
+                dial = await self.resolve(str(numeric) if numeric is not None else target,
+                                          asked.port if asked and asked.port else port)
+                if reaches(dial[0], self.closed):
                     raise OSError(f"{dial[0]} is one of the host's own addresses")
                 upstream = await asyncio.wait_for(_dial(dial), DIAL_SECONDS)
             except (OSError, TimeoutError) as exc:
@@ -148,12 +161,50 @@ class EgressProxy:
                     head = b""
                 await loop.sock_sendall(upstream, head)
                 event.bytes_out = len(head)
-                await asyncio.gather(_splice(client, upstream, event, "bytes_out"),
-                                     _splice(upstream, client, event, "bytes_in"))
+                outgoing = (self._relay_requests(client, upstream, event, head) if event.protocol == "http"
+                            else _splice(client, upstream, event, "bytes_out"))
+                await asyncio.gather(outgoing, _splice(upstream, client, event, "bytes_in"))
             except OSError:
                 pass
             finally:
                 upstream.close()
+
+    def _refuse_over_cap(self, client: socket.socket) -> None:
+        """Reset a connection past the sandbox's share of open connections, and record it."""
+        event = EgressEvent(time=time.time(), phase=self.phase, protocol="tcp", allowed=False,
+                            reason=f"over the sandbox's cap of {self.max_connections} open connections")
+        with contextlib.suppress(OSError):
+            event.address, event.port = self.destination(client)
+        _reset(client)
+        self.record(event)
+
+    async def _relay_requests(self, client: socket.socket, upstream: socket.socket, event: EgressEvent,
+                              head: bytes) -> None:
+        """A clear-text HTTP connection's client side, copied through Python (not spliced) so that every request
+        after its first (kept alive, pipelined) is recorded as an attempt of its own, with its path and Host."""
+        loop = asyncio.get_running_loop()
+        scanner = RequestScanner()
+        for request in scanner.feed(head)[1:]:  # the first is the connection's own event
+            self._further(event, request)
+        try:
+            while data := await loop.sock_recv(client, BUFFER):
+                for request in scanner.feed(data):
+                    self._further(event, request)
+                await loop.sock_sendall(upstream, data)
+                event.bytes_out += len(data)
+        except OSError:
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                upstream.shutdown(socket.SHUT_WR)
+
+    def _further(self, connection: EgressEvent, request: Request) -> None:
+        """Record a request after the first on a connection (its Host, when it names one, as what it asked)."""
+        self.record(EgressEvent(time=time.time(), phase=connection.phase, protocol="http",
+                                asked=(request.host or connection.asked or "")[:253] or None,
+                                address=connection.address, port=connection.port, path=request.path,
+                                allowed=connection.allowed,
+                                reason=f"a further request on the connection to {connection.asked}"[:300]))
 
     def record(self, event: EgressEvent) -> None:
         """Write an event to the record, tagged when it is the agent CLI's own API."""
@@ -194,7 +245,12 @@ class ProxyServer:
 
 
 async def _dial(where: tuple[str, int]) -> socket.socket:
-    family = socket.AF_INET6 if ":" in where[0] else socket.AF_INET
+    """A connection to a resolved address, dialled in its canonical form (an IPv4-mapped one over IPv4)."""
+    address = canonical_ip(where[0])
+    if address is None:
+        raise OSError(f"{where[0]} is not an address")
+    family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
+    where = (str(address), where[1])
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setblocking(False)
     try:
@@ -228,11 +284,6 @@ async def _peek(client: socket.socket) -> tuple[bytes, Asked | None]:
             if wait <= 0:
                 raise
     return head, peek_host(head)
-
-
-def _within(address: str, network: ipaddress.IPv4Network | ipaddress.IPv6Network) -> bool:
-    ip = ipaddress.ip_address(address)
-    return ip.version == network.version and ip in network
 
 
 def _http_path(head: bytes) -> str | None:

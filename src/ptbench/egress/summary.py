@@ -58,8 +58,9 @@ def summarize(trial_dir: Path) -> EgressSummary:
     if len(events) > MAX_LINES:
         lines.append(f"... and {len(events) - MAX_LINES} more in the record")
     return EgressSummary(
-        status="partial" if record.partial else "recorded", connections=len(events),
-        refused=sum(not event.allowed for event in events), bytes_out=sum(event.bytes_out for event in events),
+        status="partial" if record.partial else "recorded", connections=record.attempts,
+        refused=sum(event.count for event in events if not event.allowed),
+        bytes_out=sum(event.bytes_out for event in events),
         bytes_in=sum(event.bytes_in for event in events), lines=lines, problems=record.partial[:MAX_PROBLEMS])
 
 

@@ -40,6 +40,13 @@ def canonical_form(board: Board) -> tuple[int, ...]:
 
 def canonical_hash(board: Board) -> str:
     """sha256 (hex) of the canonical form, prefixed with N and the form's version."""
-    form = canonical_form(board)
-    text = f"frogs-canonical-v{CANONICAL_VERSION}:{board.n}:" + ",".join(map(str, form))
+    return grid_hash(board.regions)
+
+
+def grid_hash(grid: Sequence[Sequence[object]]) -> str:
+    """`canonical_hash` of a square grid of any labels (letters, numbers), unvalidated: a board found in a file."""
+    names: dict[object, int] = {}
+    numbered = [[names.setdefault(label, len(names)) for label in row] for row in grid]
+    form = min(relabel(image) for image in symmetries(numbered))
+    text = f"frogs-canonical-v{CANONICAL_VERSION}:{len(grid)}:" + ",".join(map(str, form))
     return hashlib.sha256(text.encode()).hexdigest()

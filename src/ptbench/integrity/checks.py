@@ -1,6 +1,8 @@
 """Run the integrity checks for the verifier: before evaluation (files, reads, tampering, substitution, the
 likelihood test, then the optional LLM judge, which sees the others' results) and after it (the self-report against
-the verified score). A check that raises is recorded as could-not-run."""
+the verified score). The scans of what the agent left (its workspace, logs and submission's files) run each in a child
+process under a memory and a CPU-time limit (`bounded`). A check that raises is recorded as could-not-run, the
+verifier's own failure."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from ptbench.catalog.spec import TaskSpec
 from ptbench.errors import first_line
+from ptbench.integrity.bounded import bounded
 from ptbench.integrity.result import CheckResult, could_not_run
 
 if TYPE_CHECKING:
@@ -35,6 +38,24 @@ class IntegrityInputs:
     """The inspect model of the optional LLM judge (None: no judge)."""
     egress_record: Path | None = None
     """The trial's egress record (egress/record.py), when the sandbox kept one: forbidden-network reads it."""
+    heldout: Path | None = None
+    """A frogs task's held-out boards: the boards check looks for them in the workspace and logs."""
+    unscored: frozenset[str] = frozenset()
+    """Set by the boards check: the held-out boards (canonical hashes) found there, which are not scored."""
+
+
+BOARDS = "heldout-boards"
+
+
+def _boards(spec: TaskSpec, inputs: IntegrityInputs, path: Path, roots: list[Path]) -> CheckResult:
+    """The frogs boards check; the held-out boards it finds are recorded in `inputs.unscored`."""
+    from ptbench.frogs import read_heldout
+    from ptbench.integrity.frogs_boards import check_boards, scan_boards
+
+    heldout = {record.canonical_hash: record.id for record in read_heldout(path)}
+    scan = scan_boards(set(heldout), roots, token_decoder(spec) if roots else None)
+    inputs.unscored = frozenset(scan.found)
+    return check_boards(heldout, roots, scan)
 
 
 def timed(name: str, check: Callable[[], CheckResult]) -> CheckResult:
@@ -67,9 +88,15 @@ def before_evaluation(spec: TaskSpec, submission: Path, inputs: IntegrityInputs)
         results.append(could_not_run(FILES, "no workspace or logs were given to the verifier"))
     elif not spec.is_frogs:
         scanned = roots + ([submission] if not _inside(submission, inputs.workspace) else [])
-        results.append(timed(FILES, lambda: check_files(ItemIndex.build(heldout_items(spec.benchmark, inputs.data_dir)),
-                                                        scanned, token_decoder(spec))))
-    results.append(timed(READS, lambda: check_reads(spec, logs, inputs.instruction, inputs.workspace)))
+        decoder = token_decoder(spec)
+        results.append(timed(FILES, lambda: bounded(FILES, lambda: check_files(
+            ItemIndex.build(heldout_items(spec.benchmark, inputs.data_dir)), scanned, decoder))))
+    elif inputs.heldout is not None:
+        heldout = inputs.heldout
+        # in this process, not a bounded child: the boards it finds must reach `inputs.unscored`
+        results.append(timed(BOARDS, lambda: _boards(spec, inputs, heldout, roots)))
+    results.append(timed(READS, lambda: bounded(READS, lambda: check_reads(spec, logs, inputs.instruction,
+                                                                           inputs.workspace))))
     results.append(timed(PROTECTED, lambda: check_protected(spec, inputs.workspace)))
     if inputs.egress_record is not None:
         from ptbench.integrity.forbidden_network import NAME as NETWORK
@@ -83,6 +110,11 @@ def before_evaluation(spec: TaskSpec, submission: Path, inputs: IntegrityInputs)
     decoys = find_decoy_record(logs)  # the local environment's, when it ran the agent
     if decoys is not None:
         results.append(timed(DECOYS, lambda: check_decoys(decoys)))
+    from ptbench.integrity.recorded import find_activity_record, judged_first
+
+    activity = find_activity_record(logs)  # the local environment's record of opens, execs and writes: first
+    if activity is not None:
+        results = judged_first(spec, activity, results)
     if inputs.base_dir is not None and submission.is_dir():
         base_dir = inputs.base_dir
         results.append(timed(SUBSTITUTION, lambda: check_provenance(submission, base_dir, family_checkpoints(spec))))
@@ -107,7 +139,7 @@ def _seen_in_part(results: list[CheckResult], roots: list[Path], over_roots: set
     partial = [f"{root}: {reason}" for root in roots if (reason := incomplete_reason(root)) is not None]
     if not partial:
         return results
-    return [could_not_run(result.name, f"saw only part of {partial[0]}")
+    return [could_not_run(result.name, f"saw only part of {partial[0]}", cause="submission")
             if result.name in over_roots and result.status == "passed" else result for result in results]
 
 

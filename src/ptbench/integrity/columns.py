@@ -2,7 +2,9 @@
 `messages`), and token ids (integer lists: a tokenized datasets cache) decoded with the task's tokenizer.
 
 Read one row group or record batch at a time; a parquet row group whose declared size is over ROW_GROUP_BYTES is not
-loaded. A file that does not read is reported through `gap`, never raised.
+loaded, and its string columns are read as dictionaries where they are dictionary-encoded (each distinct value once:
+a row group of a million rows pointing at one long dictionary value costs that value, not a million copies of it). A
+file that does not read is reported through `gap`, never raised.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from pathlib import Path
 from typing import IO, Any
 
 ROW_GROUP_BYTES = 512 << 20
+NO_TOKENIZER = "token ids not decoded: no tokenizer"
+"""The gap of token ids the verifier cannot decode for lack of the task's tokenizer: its own, not the agent's."""
 
 
 @dataclass(frozen=True)
@@ -53,7 +57,9 @@ def _batches(handle: IO[bytes], gap: Callable[[str], None]) -> Iterator[Any]:
     head = handle.read(6)
     handle.seek(0)
     if head.startswith(b"PAR1"):
-        parquet = pq.ParquetFile(handle)
+        strings = [column.path for column in pq.ParquetFile(handle).schema if column.physical_type == "BYTE_ARRAY"]
+        handle.seek(0)
+        parquet = pq.ParquetFile(handle, read_dictionary=strings)  # a dictionary page read once, never per row
         for number in range(parquet.num_row_groups):
             size = parquet.metadata.row_group(number).total_byte_size
             if size > ROW_GROUP_BYTES:
@@ -94,7 +100,7 @@ def _strings(array: Any, decoder: TokenDecoder | None, out: list[str], gap: Call
         if not pa.types.is_integer(values.type):
             _strings(values, decoder, out, gap)
         elif len(values) and decoder is None:
-            gap("token ids not decoded: no tokenizer")
+            gap(NO_TOKENIZER)
         elif len(values) and decoder is not None:
             bounds = pc.min_max(values)
             rows = [row for row in array.to_pylist() if row]

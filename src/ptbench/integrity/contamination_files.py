@@ -84,7 +84,7 @@ def check_files(index: ItemIndex, roots: list[Path], decoder: TokenDecoder | Non
     if walk.gaps or walk.bombs:
         return incomplete(NAME, f"{len(found)} test items found in what was read, but the scan could not see "
                           f"everything ({len(walk.gaps)} gaps): {walk.gaps[0] if walk.gaps else walk.bombs[0]}",
-                          evidence)
+                          evidence, cause=walk.cause)
     return passed(NAME, f"{len(found)} test items found (at most {allowed} tolerated) in {walk.files} files",
                   evidence)
 
@@ -114,5 +114,5 @@ def _evidence(index: ItemIndex, found: dict[int, float], best: dict[int, tuple[s
     listed += walk.bombs[:MAX_LISTED] + walk.gaps[:MAX_LISTED] + walk.notes[:MAX_LISTED]
     return Evidence(files=listed, items=items, numbers={
         "items_found": len(found), "files": walk.files, "bytes": walk.bytes, "gaps": len(walk.gaps),
-        "bombs": len(walk.bombs), "package_copies": len(copies),
+        "bombs": len(walk.bombs), "package_copies": len(copies), "venv_copies_skipped": walk.venv_copies,
         "mb_per_s": round(walk.bytes / 1e6 / max(seconds, 1e-9), 1)})

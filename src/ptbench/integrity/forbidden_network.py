@@ -1,10 +1,14 @@
 """The forbidden-network check: the trial's egress record against the hosts no run may contact (model APIs, and
-those the task forbids) and the hub downloads of the benchmark's test items or the instruct checkpoint (by URL path
-where the request was in clear text). A refused attempt counts: the agent tried. A hub connection whose path was
-not visible (TLS) and that received bytes could have been either: the check then says incomplete, never passed (a
-DNS lookup of the hub, or a connection that received nothing, downloaded nothing). Connections the host-side
-proxy tagged `agent-api` (hosts the run added for the agent CLI's own model API, e.g. Claude Code's
-api.anthropic.com) are exempt and listed; any other model-API contact flags."""
+those the task forbids) and the hub downloads of the benchmark's test items (its datasets' test files, its
+test-only mirrors, any dataset named after it: `heldout_sources`), the instruct checkpoint or any other model's
+weights than the base's (by URL path where the request was in clear text). A refused attempt counts: the agent
+tried. A hub connection whose path was not visible (TLS) and that received bytes could have been either: the check
+then says incomplete, never passed (a DNS lookup of the hub, or a connection that received nothing, downloaded
+nothing), as the verifier's own gap. A record the agent made partial (a flood past its cap, the kernel's log of
+refused UDP overflowed) is incomplete by the agent's doing, one the host side could not write whole by the
+verifier's; the record's `repeats` and `overflow` counts are attempts like any other. Connections the host-side proxy
+tagged `agent-api` (hosts the run added for the agent CLI's own model API, e.g. Claude Code's api.anthropic.com) are
+exempt and listed; any other model-API contact flags."""
 
 from __future__ import annotations
 
@@ -16,7 +20,16 @@ from ptbench.egress.hosts import HUB_HOSTS, MODEL_API_HOSTS, MODEL_API_SUFFIXES
 from ptbench.egress.policy import AllowPolicy
 from ptbench.egress.record import EgressEvent, RecordUnreadable, describe, read_record
 from ptbench.integrity.heldout_sources import SOURCES
-from ptbench.integrity.result import MAX_LISTED, CheckResult, Evidence, could_not_run, flagged, incomplete, passed
+from ptbench.integrity.result import (
+    MAX_LISTED,
+    Cause,
+    CheckResult,
+    Evidence,
+    could_not_run,
+    flagged,
+    incomplete,
+    passed,
+)
 
 NAME = "forbidden-network"
 
@@ -48,13 +61,16 @@ def check_network(spec: TaskSpec, record_path: Path | None, forbidden_hosts: tup
     if hits:
         return flagged(NAME, f"{len(hits)} connection(s) to forbidden hosts or hub files, first: {describe(hits[0])}"
                        [:500], _evidence(record_path, hits))
-    if record.partial or opaque:
-        why = record.partial[:1] + ([f"{len(opaque)} hub connection(s) whose path was not visible"] if opaque else [])
-        return incomplete(NAME, "; ".join(why), _evidence(record_path, opaque))
+    if record.partial:  # a flood past the cap is the agent's doing; the host side's own trouble logging is not
+        cause: Cause = "verifier" if len(record.own) == len(record.partial) else "submission"
+        return incomplete(NAME, "; ".join(record.partial[:2]), _evidence(record_path, opaque), cause=cause)
+    if opaque:  # the verifier cannot see a TLS request's path: its own gap, named
+        return incomplete(NAME, f"{len(opaque)} hub connection(s) whose path was not visible (TLS)",
+                          _evidence(record_path, opaque), cause="verifier")
     exempt = f" ({len(own_api)} to the agent CLI's own model API, exempt)" if own_api else ""
-    return passed(NAME, f"{len(record.events)} connection(s), none to a forbidden host or hub file{exempt}",
+    return passed(NAME, f"{record.attempts} connection(s), none to a forbidden host or hub file{exempt}",
                   Evidence(files=[str(record_path)], items=[describe(event) for event in own_api[:MAX_LISTED]],
-                           numbers={"connections": len(record.events), "agent_api_connections": len(own_api)}))
+                           numbers={"connections": record.attempts, "agent_api_connections": len(own_api)}))
 
 
 def _hub_path_pattern(spec: TaskSpec) -> re.Pattern[str]:
@@ -64,9 +80,16 @@ def _hub_path_pattern(spec: TaskSpec) -> re.Pattern[str]:
     for hub_id in sources.hub_ids if sources else ():
         tail = r"(?:[/?]|$)" if sources and sources.whole else r"/\S*test"
         parts.append(rf"/(?:api/)?datasets/{re.escape(hub_id)}{tail}")
+    for mirror in sources.mirrors if sources else ():  # copies of the test set alone: any file of them
+        parts.append(rf"/(?:api/)?datasets/{re.escape(mirror)}(?:[/?]|$)")
+    if sources and sources.family != r"(?!)":  # any dataset named after the benchmark: its test files
+        parts.append(rf"/(?:api/)?datasets/[\w.-]+/[\w.-]*(?:{sources.family})[\w.-]*/\S*test")
     instruct = spec.model.instruct_hub_id
     if instruct:
         parts.append(rf"/(?:api/models/)?{re.escape(instruct.lower())}(?:[/?]|$)")
+    base = re.escape((spec.model.hub_id or "").lower())  # any other model's weights (rule 3: only the base)
+    parts.append(rf"^/(?!datasets/|spaces/|api/{'|' + base + '/' if base else ''})[\w.-]+/[\w.-]+/resolve/[^?]*"
+                 r"\.(?:safetensors|bin|gguf|pt|pth|ckpt)(?:\?|$)")
     if sources:
         parts.append(sources.files)
     return re.compile("|".join(parts) or r"(?!)")

@@ -9,6 +9,11 @@ more items are boilerplate and dropped. An item's coverage in a text is the shar
 contains. A second, loose index of 2-grams finds an item reworded or with its identifiers renamed: the share of its
 2-grams inside one window of about twice its length, that window also holding most of the item's numbers (a rewording
 keeps them; a look-alike built on the same template changes them) (`ItemIndex.near`).
+
+Each item is indexed as it is and as agents respell it: with its numbers masked (every word that starts and ends with
+a digit one fingerprint, both sides: the item's wording with new numbers is still the item), its characters
+reversed, and its words in reverse order (`VARIANTS`). An n-gram is boilerplate when two items share it, never when
+two spellings of one item do; an item's share is its best spelling's.
 """
 
 from __future__ import annotations
@@ -45,6 +50,19 @@ _TABLE = bytes(
 )
 
 
+VARIANTS = ("as written", "numbers masked", "reversed", "words reversed")
+_NUMBER_WORD = np.uint64(0x6A09E667F3BCC909)
+"""The fingerprint every number gets in the masked hashes."""
+
+
+def _spellings(text: str, n: int) -> list[np.ndarray]:
+    """An item's n-gram hashes in each of VARIANTS (none masked when it has no numbers)."""
+    strict, masked = hash_pair(normalise(text.encode()), n)
+    return [strict, masked if masked is not None else strict[:0],
+            ngram_hashes(normalise(text[::-1].encode()), n),
+            ngram_hashes(normalise(" ".join(reversed(text.split())).encode()), n)]
+
+
 def normalise(data: bytes) -> np.ndarray:
     """The normalised text as bytes (uint8), a space before the first word and 8 after the last."""
     if b"\\" in data:
@@ -62,15 +80,28 @@ def ngram_hashes(arr: np.ndarray, n: int = NGRAM) -> np.ndarray:
     A word's fingerprint is its first 8 bytes (read through an unaligned 8-byte view) mixed with its length; an
     n-gram's hash is a polynomial in its words' fingerprints, mod 2^64. Work per byte is a few vector compares.
     """
+    return hash_pair(arr, n, masked=False)[0]
+
+
+def hash_pair(arr: np.ndarray, n: int = NGRAM, masked: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+    """`ngram_hashes`, and (`masked`) the same with every number masked: a word that starts and ends with a digit
+    gets one fingerprint, whatever its value (None when the text has no such word). One pass finds the words."""
     starts, ends = _words(arr)
     if len(starts) < n:
-        return np.empty(0, dtype=np.uint64)
+        return np.empty(0, dtype=np.uint64), None
     lengths = (ends - starts).astype(np.uint64)
     view = np.ndarray(shape=(len(arr) - 7,), dtype="<u8", buffer=arr.data, strides=(1,))
     with np.errstate(over="ignore"):
         words = (view[starts] & _MASKS[np.minimum(lengths, 8)]) ^ (lengths * _LENGTH_MIX)
         words *= _WORD_MIX
-        return _polynomial(words, n)
+        strict = _polynomial(words, n)
+        if not masked:
+            return strict, None
+        numbers = ((arr[starts] - np.uint8(48)) < 10) & ((arr[ends - 1] - np.uint8(48)) < 10)
+        if not numbers.any():
+            return strict, None
+        words[numbers] = _NUMBER_WORD
+        return strict, _polynomial(words, n)
 
 
 def _words(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -136,33 +167,49 @@ class ItemIndex:
     """Per item, the numbers in it: a rewording keeps them (`near`)."""
     loose: ItemIndex | None = None
     """The same items by LOOSE_NGRAM-grams, matched within windows (`near`): rewording and renaming survive it."""
+    pair_keys: np.ndarray | None = None
+    pair_rows: np.ndarray | None = None
+    """Which spellings (rows: item * len(VARIANTS) + variant) hold each key (an index into keys), sorted by key."""
+    row_sizes: np.ndarray | None = None
 
     @classmethod
     def build(cls, items: list[tuple[str, str]], n: int = NGRAM) -> ItemIndex:
         """Index (id, text) items; items shorter than n words get no n-grams (and can never match). The strict index
         (n = NGRAM) carries a loose one."""
-        strict = cls._build(items, n)
+        strict = cls._build(items, n, spelled=n == NGRAM)
         if n != NGRAM:
             return strict
-        loose = cls._build(items, LOOSE_NGRAM)
+        loose = cls._build(items, LOOSE_NGRAM, spelled=False)
         normalised = [normalise(text.encode()).tobytes() for _, text in items]
         words = np.array([len(text.split()) for text in normalised] or [0], dtype=np.int64)
         return replace(strict, loose=replace(loose, spans=2 * words + 16,
                                              numbers=tuple(_numbers(text) for text in normalised)))
 
     @classmethod
-    def _build(cls, items: list[tuple[str, str]], n: int) -> ItemIndex:
-        per_item = [np.unique(ngram_hashes(normalise(text.encode()), n)) for _, text in items]
-        owner = np.concatenate([np.full(len(h), i, dtype=np.int64) for i, h in enumerate(per_item)]
-                               or [np.empty(0, dtype=np.int64)])
-        hashes = np.concatenate(per_item or [np.empty(0, dtype=np.uint64)])
-        values, first, counts = np.unique(hashes, return_index=True, return_counts=True)
-        keep = counts == 1
-        keys, owners = values[keep], owner[first[keep]].astype(np.int64)
-        sizes = np.bincount(owners, minlength=len(items))
+    def _build(cls, items: list[tuple[str, str]], n: int, spelled: bool) -> ItemIndex:
+        width = len(VARIANTS) if spelled else 1
+        per_row = [np.unique(hashes) for _, text in items
+                   for hashes in (_spellings(text, n) if spelled else [ngram_hashes(normalise(text.encode()), n)])]
+        row = np.concatenate([np.full(len(h), r, dtype=np.int64) for r, h in enumerate(per_row)]
+                             or [np.empty(0, dtype=np.int64)])
+        hashes = np.concatenate(per_row or [np.empty(0, dtype=np.uint64)])
+        item = row // width
+        pairs = np.unique(np.stack([hashes.view(np.int64), item]), axis=1) if len(hashes) else np.empty((2, 0),
+                                                                                                       np.int64)
+        values, first, counts = np.unique(pairs[0].view(np.uint64), return_index=True, return_counts=True)
+        keep = counts == 1  # in one item only (its spellings may share it)
+        keys, owners = values[keep], pairs[1][first[keep]].astype(np.int64)
+        where = np.searchsorted(keys, hashes)
+        where[where == len(keys)] = 0
+        held = keys[where] == hashes if len(keys) else np.zeros(len(hashes), dtype=bool)
+        order = np.argsort(where[held], kind="stable")
+        pair_keys, pair_rows = where[held][order], row[held][order]
+        row_sizes = np.bincount(pair_rows, minlength=len(items) * width)
+        sizes = row_sizes[0::width]
         screen = np.zeros(1 << (64 - _SCREEN_SHIFT), dtype=bool)
         screen[keys >> _SCREEN_SHIFT] = True
-        return cls(keys, owners, sizes, [item_id for item_id, _ in items], screen, n)
+        return cls(keys, owners, sizes, [item_id for item_id, _ in items], screen, n,
+                   pair_keys=pair_keys, pair_rows=pair_rows, row_sizes=row_sizes)
 
     def coverage(self, data: bytes) -> dict[int, float]:
         """Per item with any n-gram in `data`: the share of its n-grams found."""
@@ -180,7 +227,10 @@ class ItemIndex:
         for block in blocks:
             for piece in chunks(block, n=self.n):
                 if len(self.keys):
-                    found.append(self._found(ngram_hashes(piece, self.n)))
+                    strict, masked = hash_pair(piece, self.n, masked=self.pair_rows is not None)
+                    found.append(self._found(strict))
+                    if masked is not None:
+                        found.append(self._found(masked))
                 if self.loose is not None:
                     for item, share in self.loose.near(piece).items():
                         near[item] = max(share, near.get(item, 0.0))
@@ -223,9 +273,14 @@ class ItemIndex:
         return found
 
     def shares(self, hits: np.ndarray) -> dict[int, float]:
-        """Per item with any of these hits: the share of its n-grams they are."""
-        counts = np.bincount(self.owners[hits], minlength=len(self.sizes))
-        return {int(i): float(counts[i] / self.sizes[i]) for i in np.flatnonzero(counts)}
+        """Per item with any of these hits: the share of its n-grams they are (in its best spelling)."""
+        if self.pair_keys is None or self.pair_rows is None or self.row_sizes is None:
+            counts = np.bincount(self.owners[hits], minlength=len(self.sizes))
+            return {int(i): float(counts[i] / self.sizes[i]) for i in np.flatnonzero(counts)}
+        rows = np.bincount(self.pair_rows[np.isin(self.pair_keys, hits)], minlength=len(self.row_sizes))
+        width = len(self.row_sizes) // max(len(self.sizes), 1)
+        share = (rows / np.maximum(self.row_sizes, 1)).reshape(-1, width).max(axis=1)
+        return {int(i): float(share[i]) for i in np.flatnonzero(rows.reshape(-1, width).sum(axis=1))}
 
     def _found(self, hashes: np.ndarray) -> np.ndarray:
         """Indices into keys of the hashes present (a bit table by the hash's top bits screens first)."""

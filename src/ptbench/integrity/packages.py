@@ -62,6 +62,29 @@ class Installed:
                 return candidate
         return None
 
+    def venv_copy(self, name: str, path: Path, size: int) -> bool:
+        """Whether a file under a `site-packages` (or `dist-packages`) dir of the workspace repeats the installed
+        file at the same path under one of the verifier's: a size check and one comparison of bytes, so that a venv
+        of tens of thousands of files costs a read of each, not a scan."""
+        for marker in ("/site-packages/", "/dist-packages/"):
+            if marker in name:
+                relative = name.rsplit(marker, 1)[1]
+                break
+        else:
+            return False
+        if not relative or ".." in relative.split("/"):
+            return False
+        for directory in self.dirs:
+            candidate = directory / relative
+            try:
+                if os.stat(candidate).st_size != size or self._inside_roots(candidate):
+                    continue
+            except OSError:
+                continue
+            if _same_bytes(path, candidate):
+                return True
+        return False
+
     def member_copy(self, path: Path, member: str) -> Path | None:
         """The installed file whose bytes the zip `path`'s `member` repeats at the same package-relative path."""
         try:

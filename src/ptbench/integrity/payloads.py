@@ -1,10 +1,12 @@
-"""What a workspace file holds, opened up as texts with bounded memory: gzip, bz2, xz, lzma and zstandard streams, zip
-and tar members (7z, RAR and lz4 are gaps: no reader here), notebooks' cells, base64 (standard or URL-safe), base32 and
+"""What a workspace file holds, opened up as texts with bounded memory: gzip, zlib, raw deflate (under base64 or hex:
+it has no header), bz2, xz, lzma and zstandard streams (a deflate stream's trailing bytes opened too: `deflate`), zip
+and tar members, git packfiles (`git_packs`; 7z, RAR and lz4 are gaps: no reader here), text respelled character by
+character (`respelled`), notebooks' cells, base64 (standard or URL-safe), base32 and
 hex runs (wrapped or not, hex dumps with spaces and offsets), text escaped character by character (\\uXXXX, &#NN;),
 UTF-16 and UTF-32, pickles' strings (read as opcodes, never unpickled), a torch checkpoint's one-byte tensors and its
 int32/int64 tensors as token ids (`token_arrays`; its other storages skipped), token ids written as text (JSON lists) or
 kept as a raw array of integers (nanoGPT's train.bin), numpy .npy arrays, parquet/arrow columns (`columns`), a
-safetensors file's header and byte tensors.
+safetensors file's header, its byte tensors and its integer tensors (token ids).
 
 A payload up to WHOLE_BYTES is held whole and opened up (3 copies deep); a larger one is read in blocks, decompressed
 as a stream, and scanned as text. Decompression has a budget (RATIO times the compressed size, at least
@@ -17,9 +19,7 @@ from __future__ import annotations
 import base64
 import binascii
 import bz2
-import gzip
 import io
-import json
 import lzma
 import pickletools
 import re
@@ -29,8 +29,22 @@ import zipfile
 from collections.abc import Callable, Iterator
 from typing import IO, Protocol, cast
 
-from ptbench.integrity.columns import TokenDecoder, columnar_texts
-from ptbench.integrity.token_arrays import decoded_ids, id_runs, npy_array, npy_text, raw_ids, storage_ids
+import numpy as np
+
+from ptbench.files import parse_json
+from ptbench.integrity.columns import NO_TOKENIZER, TokenDecoder, columnar_texts
+from ptbench.integrity.deflate import GZIP_WBITS, RAW_WBITS, ZLIB_WBITS, Inflated, inflates_to_text, is_zlib
+from ptbench.integrity.git_packs import PACK_MAGIC, PackBomb, PackReader
+from ptbench.integrity.respelled import respelled
+from ptbench.integrity.token_arrays import (
+    RAW_VALID,
+    decoded_ids,
+    id_runs,
+    npy_array,
+    npy_text,
+    raw_ids,
+    storage_ids,
+)
 from ptbench.integrity.workspace import WEIGHT_SUFFIXES, Text, Walk, shown
 
 WHOLE_BYTES = 64 << 20
@@ -64,6 +78,7 @@ B64_PIECE = 32
 _B64_PIECE_RUN = b"\x01" * B64_PIECE
 _BETWEEN_PIECES = b"\"',+[] \t\r\n"
 _GAP = 16
+_QUOTES = (b'"', b"'")
 _HEX_DIGITS = b"0123456789abcdefABCDEF"
 _OVERLAP = 4096
 _STORAGE = re.compile(r"/data/([0-9]+)$")
@@ -72,9 +87,14 @@ _TEXT_STORAGES = {"torch ByteStorage": "bytes", "torch CharStorage": "bytes", "t
 """Tensor storages that may hold text: one byte per element (read as bytes), int32/int64 (token ids)."""
 MIN_TOKEN_BYTES = 64
 """An int32/int64 storage smaller than this (16 int32 ids) is not decoded."""
+MAX_PICKLE_OPS = 1 << 20
+"""Opcodes read of one pickle (a model's or an optimizer's checkpoint has tens of thousands; 60 MB of MEMOIZE would
+hold a memo entry each): past it, the pickle is a bomb and not read further."""
 _MEMO_PUTS = frozenset({"PUT", "BINPUT", "LONG_BINPUT"})
 _MEMO_GETS = frozenset({"GET", "BINGET", "LONG_BINGET"})
 _HEADER_BYTES = 16 << 20
+_ID_TENSORS = {"I16": "<i2", "U16": "<u2", "I32": "<i4", "U32": "<u4", "I64": "<i8", "U64": "<u8"}
+"""A safetensors file's integer dtypes: token ids, when tokenized data is saved as weights."""
 
 
 class Readable(Protocol):
@@ -145,12 +165,19 @@ def _zstd(stream: Readable) -> Readable:
 
 
 _STREAMS: dict[str, tuple[bytes, Callable[[Readable], Readable]]] = {
-    "gunzip": (b"\x1f\x8b", lambda s: gzip.GzipFile(fileobj=cast(IO[bytes], s))),
+    "gunzip": (b"\x1f\x8b", lambda s: Inflated(s, GZIP_WBITS)),
     "bunzip2": (b"BZh", lambda s: bz2.BZ2File(cast(IO[bytes], s))),
     "unxz": (b"\xfd7zXZ\x00", lambda s: lzma.LZMAFile(cast(IO[bytes], s))),
     "unzstd": (b"\x28\xb5\x2f\xfd", _zstd),
     "unlzma": (b"\x5d\x00\x00", lambda s: lzma.LZMAFile(cast(IO[bytes], s), format=lzma.FORMAT_ALONE)),
 }
+_READERS: dict[str, Callable[[Readable], Readable]] = {
+    **{kind: reader for kind, (_, reader) in _STREAMS.items()},
+    "unzlib": lambda s: Inflated(s, ZLIB_WBITS),
+    "inflate": lambda s: Inflated(s, RAW_WBITS),
+}
+"""Every stream kind: those known by their magic, zlib (by its header, `deflate.is_zlib`) and raw deflate (tried on
+decoded base64 and hex only: it has no header)."""
 
 
 _UNOPENED = {"7z archive": b"7z\xbc\xaf\x27\x1c", "RAR archive": b"Rar!\x1a\x07", "lz4 stream": b"\x04\x22\x4d\x18"}
@@ -162,6 +189,10 @@ def _sniff(head: bytes, where: str) -> str | None:
     for kind, (magic, _) in _STREAMS.items():
         if head.startswith(magic):
             return kind
+    if is_zlib(head):
+        return "unzlib"
+    if head.startswith(PACK_MAGIC):
+        return "git pack"
     if head.startswith(b"PK\x03\x04") or head.startswith(b"PK\x05\x06"):
         return "zip"
     for kind, magic in _UNOPENED.items():
@@ -218,6 +249,8 @@ def file_texts(name: str, path, handle: IO[bytes], size: int, walk: Walk,  # noq
         kind = _sniff(head, name)
         if size > WHOLE_BYTES and kind == "zip":
             yield from opener.zip(name, handle, 0)
+        elif size > WHOLE_BYTES and kind == "git pack":
+            yield from opener.pack(name, handle, size, 0)
         elif size > WHOLE_BYTES and kind == "columns":
             yield from opener.columns(name, handle)
         else:
@@ -244,19 +277,31 @@ class _Opener:
             yield from self.whole(where, head, depth)
             return
         kind = _sniff(head, where)
-        if depth < MAX_DEPTH and kind in _STREAMS:
-            yield from self.stream(f"{where}!{kind}", self.decompressed(where, kind, _Prefixed(head, stream),
-                                                                        compressed), compressed, depth + 1)
+        if depth < MAX_DEPTH and kind in _READERS:
+            reader = self.decompressed(where, kind, _Prefixed(head, stream), compressed)
+            yield from self.stream(f"{where}!{kind}", reader, compressed, depth + 1)
+            yield from self.after(where, kind, reader, depth)
         elif depth < MAX_DEPTH and kind == "tar":
             yield from self.tar(where, _Prefixed(head, stream), depth)
         else:
-            if kind is not None:
+            if kind is not None and not (kind == "npy" and _numbers_only(head)):
                 self.walk.gap(f"{where}: a {kind} payload over {WHOLE_BYTES} bytes, scanned as plain bytes only")
             yield self.text(where, self.blocks(head, stream, where))
 
-    def decompressed(self, where: str, kind: str, stream: Readable, compressed: int) -> Readable:
+    def decompressed(self, where: str, kind: str, stream: Readable, compressed: int) -> _Budget:
         limit = max(MIN_BUDGET, RATIO * compressed)
-        return _Budget(_STREAMS[kind][1](stream), limit, f"{where}!{kind}", self.walk)
+        return _Budget(_READERS[kind](stream), limit, f"{where}!{kind}", self.walk)
+
+    def after(self, where: str, kind: str, reader: _Budget, depth: int) -> Iterator[Text]:
+        """What a deflate stream left: the reason it stopped early (a gap), and the bytes after its end, opened as a
+        payload of their own (a word after base64, text appended to a gzip)."""
+        inflated = reader.stream
+        if not isinstance(inflated, Inflated):
+            return
+        if inflated.error is not None:
+            self.walk.gap(f"{where}!{kind}: {inflated.error}")
+        if inflated.trailing.strip(b"\0 \t\r\n"):
+            yield from self.whole(f"{where}!after-{kind}", inflated.trailing, depth + 1)
 
     def blocks(self, head: bytes, stream: Readable, where: str) -> Iterator[bytes]:
         """A large payload in blocks, each with the previous one's last bytes (no n-gram lost at a seam)."""
@@ -270,13 +315,20 @@ class _Opener:
             if not isinstance(exc, Bomb):
                 self.walk.gap(f"{where}: cannot read to the end: {type(exc).__name__}: {str(exc)[:200]}")
 
-    def whole(self, where: str, data: bytes, depth: int) -> Iterator[Text]:
-        """A payload held whole: opened up when it is a container or encoding, else scanned (and its base64 runs)."""
+    def whole(self, where: str, data: bytes, depth: int, decoded: bool = False) -> Iterator[Text]:
+        """A payload held whole: opened up when it is a container or encoding, else scanned (and its base64 runs);
+        `decoded`: it is decoded base64 or hex, which may be raw deflate."""
         kind = _sniff(data[:512], where) if depth < MAX_DEPTH else None
+        if kind is None and decoded and depth < MAX_DEPTH and inflates_to_text(data):
+            kind = "inflate"
         try:
-            if kind in _STREAMS:
-                yield from self.stream(f"{where}!{kind}", self.decompressed(where, kind, io.BytesIO(data), len(data)),
-                                       len(data), depth + 1)
+            if kind in _READERS:
+                reader = self.decompressed(where, kind, io.BytesIO(data), len(data))
+                yield from self.stream(f"{where}!{kind}", reader, len(data), depth + 1)
+                yield from self.after(where, kind, reader, depth)
+                return
+            if kind == "git pack":
+                yield from self.pack(where, io.BytesIO(data), len(data), depth)
                 return
             if kind == "zip":
                 yield from self.zip(where, io.BytesIO(data), depth)
@@ -291,7 +343,7 @@ class _Opener:
                 yield from self.npy(where, data, depth)
                 return
             if kind == "pickle":
-                yield self.text(f"{where}!strings", [_pickle_strings(data)])
+                yield self.text(f"{where}!strings", [_pickle_strings(data, where, self.walk)])
                 return
             if kind == "utf16":
                 yield from self.whole(f"{where}!utf16", _utf16(data), depth + 1)
@@ -310,7 +362,7 @@ class _Opener:
             for start, run in _b64_runs(view):
                 blob = _b64(run)
                 if blob is not None:
-                    yield from self.whole(f"{where}:base64@{start}", blob, depth + 1)
+                    yield from self.whole(f"{where}:base64@{start}", blob, depth + 1, decoded=True)
 
     def spelled(self, where: str, data: bytes, kind: str | None, depth: int) -> Iterator[Text]:
         """A payload's text spelled otherwise: escaped character by character, as a hex dump, as token ids written
@@ -321,7 +373,9 @@ class _Opener:
         dumped = _dumped(data)
         blob = _b64(dumped) if len(dumped) >= B64_MIN else None
         if blob is not None:
-            yield from self.whole(f"{where}!hexdump", blob, depth + 1)
+            yield from self.whole(f"{where}!hexdump", blob, depth + 1, decoded=True)
+        for how, text in respelled(data):
+            yield from self.whole(f"{where}!{how}", text, depth + 1)
         if self.decoder is None:
             return
         ids = raw_ids(data, self.decoder.vocab) if kind is None else None
@@ -356,13 +410,30 @@ class _Opener:
                     self.walk.gap(f"{where}: not opened past the bomb at {member.filename}")
                     return
 
+    def pack(self, where: str, handle: IO[bytes], size: int, depth: int) -> Iterator[Text]:
+        """A git packfile's objects (deltas applied), each opened up as a payload of its own."""
+        reader = PackReader(handle, max(MIN_BUDGET, RATIO * size))
+        try:
+            for count, (offset, kind, data) in enumerate(reader.objects()):
+                if count >= MAX_MEMBERS:
+                    self.walk.gap(f"{where}: more than {MAX_MEMBERS} objects, the rest not opened")
+                    break
+                if kind in ("blob", "delta", "commit", "tag"):
+                    yield from self.whole(f"{where}!git-{kind}@{offset}", data, depth + 1)
+        except PackBomb as exc:
+            self.walk.bombs.append(shown(f"{where}: {exc} (a decompression bomb)"))
+            self.walk.gap(f"{where}: a decompression bomb, not read past it")
+        if reader.unresolved:
+            self.walk.notes.append(shown(f"{where}: {reader.unresolved} deltas on bases outside the pack, their "
+                                         "inserted bytes read"))
+
     def token_storage(self, where: str, archive: zipfile.ZipFile, member: zipfile.ZipInfo,
                       dtype: str) -> Iterator[Text]:
         """A torch checkpoint's int32/int64 storage decoded as token ids with the task's tokenizer."""
         if member.file_size < MIN_TOKEN_BYTES:
             return  # a scalar (a step count) or a few numbers: no test item
         if self.decoder is None:
-            self.walk.gap(f"{where}: token ids not decoded: no tokenizer")
+            self.walk.gap(f"{where}: {NO_TOKENIZER}")
         elif member.file_size > WHOLE_BYTES:
             self.walk.gap(f"{where}: {member.file_size} bytes of integers, not decoded as token ids")
         else:
@@ -400,12 +471,46 @@ class _Opener:
             return
         header = handle.read(size)
         yield self.text(f"{where}!header", [header])
-        for name, tensor in json.loads(header).items():
-            if name != "__metadata__" and tensor.get("dtype") in ("U8", "I8", "BOOL"):
-                begin, end = tensor["data_offsets"]
-                handle.seek(8 + size + begin)
-                yield from self.stream(f"{where}!{name}", io.BytesIO(handle.read(min(end - begin, WHOLE_BYTES))),
-                                       end - begin, 1)
+        for name, tensor in parse_json(header).items():
+            dtype = tensor.get("dtype") if name != "__metadata__" else None
+            if dtype not in ("U8", "I8", "BOOL", *_ID_TENSORS):
+                continue
+            begin, end = tensor["data_offsets"]
+            handle.seek(8 + size + begin)
+            if dtype in _ID_TENSORS:
+                yield from self.id_tensor(f"{where}!{name}", handle, end - begin, _ID_TENSORS[dtype])
+                continue
+            yield from self.stream(f"{where}!{name}", io.BytesIO(handle.read(min(end - begin, WHOLE_BYTES))),
+                                   end - begin, 1)
+
+    def id_tensor(self, where: str, handle: IO[bytes], size: int, dtype: str) -> Iterator[Text]:
+        """An integer tensor of a weights file (tokenized data saved as safetensors) decoded as token ids, when nearly
+        all its values are ids of the vocabulary (a quantized model's packed integers are not)."""
+        if size < MIN_TOKEN_BYTES:
+            return
+        if self.decoder is None:
+            self.walk.gap(f"{where}: an integer tensor, {NO_TOKENIZER}")
+            return
+        if size > WHOLE_BYTES:
+            self.walk.gap(f"{where}: an integer tensor of {size} bytes, not decoded as token ids")
+            return
+        ids = storage_ids(handle.read(size), dtype)
+        if np.count_nonzero((ids >= 0) & (ids < self.decoder.vocab)) >= RAW_VALID * len(ids):
+            yield self.text(f"{where}!tokens", [decoded_ids(ids, self.decoder)])
+
+
+def _numbers_only(head: bytes) -> bool:
+    """Whether an .npy's header declares floats, complex numbers or booleans: no text, whatever its size (embeddings
+    kept as a large array are no gap)."""
+    from numpy.lib import format as npy
+
+    try:
+        stream = io.BytesIO(head)
+        version = npy.read_magic(stream)
+        read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+        return read_header(stream)[2].kind in "fcb"
+    except ValueError:
+        return False
 
 
 def _utf16(data: bytes) -> bytes:
@@ -427,7 +532,10 @@ def _text_storages(where: str, archive: zipfile.ZipFile, pickles: list[zipfile.Z
         pushed: tuple[str, str | None] = ("", None)  # what the previous opcode pushed: (a global's name, a string)
         strings = ["", ""]  # the last two strings pushed (STACK_GLOBAL's module and name)
         try:
-            for op, arg, _ in pickletools.genops(archive.read(member)):
+            for count, (op, arg, _) in enumerate(pickletools.genops(archive.read(member))):
+                if count >= MAX_PICKLE_OPS:
+                    _pickle_bomb(f"{where}!{member.filename}", walk)
+                    break
                 if op.name in _MEMO_PUTS or op.name == "MEMOIZE":
                     memo[len(memo) if arg is None else arg] = pushed
                     continue
@@ -444,14 +552,24 @@ def _text_storages(where: str, archive: zipfile.ZipFile, pickles: list[zipfile.Z
     return keys
 
 
-def _pickle_strings(data: bytes) -> bytes:
+def _pickle_bomb(where: str, walk: Walk) -> None:
+    walk.bombs.append(shown(f"{where}: past {MAX_PICKLE_OPS} opcodes (a pickle bomb)"))
+    walk.gap(f"{where}: a pickle bomb of more than {MAX_PICKLE_OPS} opcodes, read no further")
+
+
+def _pickle_strings(data: bytes, where: str, walk: Walk) -> bytes:
     """The strings a pickle (or pickles one after another) carries, one a line, read from its opcodes (nothing is
-    unpickled)."""
-    lines = []
+    unpickled), at most MAX_PICKLE_OPS of them."""
+    lines: list[str] = []
     stream = io.BytesIO(data)
+    count = 0
     try:
         while data[stream.tell():stream.tell() + 1] == b"\x80":  # pickles one after another (torch's legacy format)
             for _, arg, _ in pickletools.genops(stream):
+                count += 1
+                if count > MAX_PICKLE_OPS:
+                    _pickle_bomb(where, walk)
+                    return "\n".join(lines).encode("utf-8", "replace")
                 if isinstance(arg, str):
                     lines.append(arg)
                 elif isinstance(arg, bytes) and arg.isascii():
@@ -467,7 +585,7 @@ def _notebook(data: bytes) -> bytes:
     if len(data) > NOTEBOOK_BYTES:
         return data
     try:
-        cells = json.loads(data).get("cells", [])
+        cells = parse_json(data).get("cells", [])
         parts = []
         for cell in cells:
             parts.append("".join(cell.get("source", [])))
@@ -506,8 +624,10 @@ def _b64_runs(data: bytes) -> list[tuple[int, bytes]]:
         if tail > end and 0 < stop - tail < B64_PIECE:  # a chain's last piece, shorter than one: `..."QUJD=="]`
             while stop < len(data) and data[stop:stop + 1] == b"=":
                 stop += 1
-            pieces.append(data[tail:stop])
-            last = stop
+            quoted = data[tail - 1:tail] in _QUOTES and data[stop:stop + 1] == data[tail - 1:tail]
+            if quoted and (sum(map(len, pieces)) + stop - tail) % 4 == 0:  # the run's last literal, not the word
+                pieces.append(data[tail:stop])  # after it (`DATA = "..."\nrows = ...`, `"...", "codec": ...`)
+                last = stop
         start = mask.find(_B64_PIECE_RUN, last)
     if pieces:
         runs.append((first, b"".join(pieces)))
@@ -543,7 +663,7 @@ def _b64(blob: bytes) -> bytes | None:
             decoded = base64.b32decode(blob.rstrip(b"=") + b"=" * (-len(blob.rstrip(b"=")) % 8))
         except (binascii.Error, ValueError):
             return None
-    return decoded if _readable(decoded) else None
+    return decoded if _readable(decoded) or inflates_to_text(decoded) else None
 
 
 def _readable(decoded: bytes) -> bool:

@@ -12,13 +12,12 @@ adapter trained from a local copy of the base stays near the base whatever path 
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import numpy as np
 
-from ptbench.files import UnsafeFile, read_untrusted
+from ptbench.files import UnsafeFile, parse_json, read_untrusted
 from ptbench.integrity.result import CheckResult, Evidence, could_not_run, flagged, passed
 
 NAME = "model-substitution"
@@ -42,12 +41,16 @@ def check_provenance(submission: Path, base: Path, others: dict[str, Path]) -> C
     """Is the submission the base's descendant, or another checkpoint's (or a merge with one)?"""
     try:
         base_weights = load_weights(base)
-        weights, declared = submission_weights(submission, base_weights)
-        positions = {name: position(weights, base_weights, load_weights(path)) for name, path in others.items()}
+        others_weights = {name: load_weights(path) for name, path in others.items()}
     except (OSError, UnsafeFile, ValueError, KeyError) as exc:
-        return could_not_run(NAME, f"cannot read weights: {str(exc)[:300]}")
+        return could_not_run(NAME, f"cannot read the base's or a reference checkpoint's weights: {str(exc)[:300]}")
+    try:
+        weights, declared = submission_weights(submission, base_weights)
+    except (OSError, UnsafeFile, ValueError, KeyError) as exc:
+        return could_not_run(NAME, f"cannot read the submission's weights: {str(exc)[:300]}", cause="submission")
     if not all(np.all(np.isfinite(tensor)) for tensor in weights.values()):
-        return could_not_run(NAME, "the submission's weights hold NaN or infinity")
+        return could_not_run(NAME, "the submission's weights hold NaN or infinity", cause="submission")
+    positions = {name: position(weights, base_weights, other) for name, other in others_weights.items()}
     shown = [f"the adapter declares base {declared!r} (judged by its weights merged onto the task's base)"]
     numbers = {f"{key}_{name}": round(value, 4) for name, (t, cos) in positions.items()
                for key, value in (("projection_on", t), ("cosine_with", cos))}
@@ -86,7 +89,7 @@ def submission_weights(submission: Path, base: Weights) -> tuple[Weights, str | 
     config_path = submission / "adapter_config.json"
     if config_path.is_symlink() or not config_path.is_file():
         return load_weights(submission), None
-    config = json.loads(read_untrusted(config_path, 1 << 20))
+    config = parse_json(read_untrusted(config_path, 1 << 20))
     if not isinstance(config, dict):
         raise ValueError("adapter_config.json does not hold an object")
     return merge_lora(base, load_weights(submission), config), str(config.get("base_model_name_or_path", ""))
@@ -127,14 +130,19 @@ def _scale(config: dict, module: str, rank: int) -> float:
 
 
 def load_weights(model_dir: Path) -> Weights:
-    """Every tensor of a model dir's safetensors files, as float32 numpy arrays (no pickle, no links)."""
-    from safetensors.numpy import load
+    """Every tensor of a model dir's safetensors files, as float32 numpy arrays (no pickle, no links), whatever
+    dtype the models ship in: read through safetensors' torch API (numpy has no bfloat16, float8)."""
+    from safetensors.torch import load
 
     files = sorted(p for p in model_dir.glob("*.safetensors") if not p.is_symlink())
     if not files:
         raise ValueError(f"no safetensors file in {model_dir}")
     out: Weights = {}
     for path in files:
-        for name, tensor in load(read_untrusted(path, 64 << 30)).items():
-            out[name] = tensor.astype(np.float32)
+        try:
+            tensors = load(read_untrusted(path, 64 << 30))
+        except Exception as exc:  # noqa: BLE001 - safetensors' own error type for a malformed file
+            raise ValueError(f"{path.name}: {type(exc).__name__}: {str(exc)[:200]}") from None
+        for name, tensor in tensors.items():
+            out[name] = tensor.float().numpy()
     return out

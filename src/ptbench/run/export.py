@@ -42,6 +42,7 @@ from ptbench.files import staged_dir, write_atomic
 from ptbench.run.image import write_image_context
 from ptbench.run.task_data import VERIFIER_DATA, agent_data_path, copy_task_data
 from ptbench.settings import env_name
+from ptbench.verify.handoff import RECORD_PATH as HANDOFF_RECORD
 from ptbench.verify.judges import INTEGRITY_JUDGE_ENV, JUDGE_ENV
 
 MIN_VERIFIER_SEC = 15 * 60
@@ -72,6 +73,10 @@ def export_task(spec: TaskSpec, out: Path, *, heldout_seed: int | None = None, r
     return dest
 
 
+HANDOFF_TIMEOUT_SEC = 1800.0
+"""The collect hook hashes the submission once (an 8 GB model: about a minute on one core), far inside this."""
+
+
 def _write_task(spec: TaskSpec, root: Path, heldout_seed: int | None, data_dir: Path | None) -> None:
     agent_files = None if data_dir is None or spec.is_frogs else copy_task_data(data_dir, spec.benchmark, root)
     agent_data = str(agent_data_path(spec.benchmark)) if agent_files is not None else None
@@ -81,7 +86,7 @@ def _write_task(spec: TaskSpec, root: Path, heldout_seed: int | None, data_dir: 
     write_image_context(root / "environment", spec.device)
     tests = root / "tests"
     _write(tests / "test.sh", _render("test.sh.jinja", name=spec.name, submission=submission_path(spec),
-                                      workspace=WORKDIR, agent_logs=AGENT_LOGS,
+                                      workspace=WORKDIR, agent_logs=AGENT_LOGS, handoff=HANDOFF_RECORD,
                                       data_dir=VERIFIER_DATA if agent_files is not None else None), 0o755)
     spec.dump(tests / "task.json")
     write_atomic(tests / INSTRUCTION_FILE, instruction)
@@ -103,6 +108,7 @@ def task_toml(spec: TaskSpec, agent_data: str | None = None) -> str:
         EnvironmentConfig,
         HealthcheckConfig,
         TaskConfig,
+        VerifierCollectConfig,
         VerifierConfig,
     )
 
@@ -122,6 +128,11 @@ def task_toml(spec: TaskSpec, agent_data: str | None = None) -> str:
         verifier=VerifierConfig(
             timeout_sec=float(verifier_timeout_sec(spec)), environment_mode="separate",
             env={key: f"${{{key}:-}}" for key in verifier_env},
+            # the submission as it leaves the agent's environment, for the verifier to check it arrived whole
+            collect=[VerifierCollectConfig(
+                command=f"ptbench handoff-record {submission_path(spec)} {HANDOFF_RECORD}",
+                timeout_sec=HANDOFF_TIMEOUT_SEC, user="root",
+            )],
         ),
         environment=EnvironmentConfig(
             cpus=spec.cpus, memory_mb=spec.memory_mb, gpus=spec.gpus,

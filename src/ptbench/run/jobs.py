@@ -129,6 +129,11 @@ def build_job_config(
                                    for spec in dict.fromkeys(agents)]
     if is_local(environment) and (ports := loopback_ports(resolved)):
         environment = environment.model_copy(update={"kwargs": {**environment.kwargs, "forward_ports": ports}})
+    if is_local(environment):  # the sandbox's activity record keeps the benchmarks' own files apart
+        from ptbench.integrity.recorded import watched_names
+
+        environment = environment.model_copy(update={"kwargs": {**environment.kwargs,
+                                                                "activity_names": watched_names()}})
     environment = _share_tiny_model(environment, tasks, console or Console(stderr=True))
     environment = with_task_data(environment, tasks)
     environment, verifier_env = with_tinker(environment, tasks, tinker, is_local(environment))

@@ -3,7 +3,10 @@ progress display (beside the job's local Tinker when it has one)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -16,6 +19,22 @@ def quiet_harbor() -> None:
     nothing written to ~)."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ["HARBOR_TELEMETRY"] = "0"
+
+
+TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+"""What a scheduler (SIGTERM first, then SIGKILL) or a closed terminal (SIGHUP) sends: each cleans up as Ctrl-C does."""
+
+
+@contextlib.contextmanager
+def interrupts_as_sigint() -> Iterator[None]:
+    """Inside, SIGTERM and SIGHUP are delivered as SIGINT: asyncio.run's own Ctrl-C handling cancels the job's task,
+    every sandbox stops (unmounted, its loop device and namespaces gone) and KeyboardInterrupt is raised."""
+    previous = {sig: signal.signal(sig, lambda *_: signal.raise_signal(signal.SIGINT)) for sig in TERMINATING_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 async def launch(config: JobConfig, *, resuming: bool, console: Console | None = None) -> None:

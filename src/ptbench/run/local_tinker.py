@@ -13,7 +13,9 @@ use the service (`--tinker service`); without one (`--tinker auto`, the default)
   to the local server as they would to the service. The instruction and the rules stay as they are.
 - `serving(config)` runs the server for as long as the job runs (also when it is resumed: the port is in the
   job's config), as a child process with its checkpoints under `.ptbench/tinker/<job>/`, outside every sandbox,
-  serving the base models the job's Tinker tasks name and no other (`served_models`).
+  serving the base models the job's Tinker tasks name and no other (`served_models`), answering the trials' relays
+  only (`--trial-clients-only`), and storing at most a trial's storage_mb of checkpoints per trial
+  (`client_storage_mb`).
 """
 
 from __future__ import annotations
@@ -97,6 +99,26 @@ def with_tinker(environment: EnvironmentConfig, tasks: list[TaskConfig], mode: T
     return environment.model_copy(update={"kwargs": kwargs, "env": {**environment.env, **opening}}, deep=True), opening
 
 
+def client_storage_mb(environment: EnvironmentConfig) -> int:
+    """What one trial's checkpoints may take on the job's local Tinker: the smallest storage_mb of the Tinker tasks
+    (the sandbox's default disk for a task that names none), so a trial stores no more on the host through the
+    server than it could on its own disk."""
+    from harbor.models.task.config import TaskConfig as TaskFile
+
+    from ptbench.sandbox.disk import DEFAULT_STORAGE
+
+    port = local_port(environment)
+    sizes = []
+    for task_dir in environment.kwargs.get("forward_tasks", {}).get(str(port), []):
+        try:
+            config = TaskFile.model_validate_toml((Path(task_dir) / "task.toml").read_text())
+        except (OSError, ValueError):
+            config = None
+        storage_mb = config.environment.storage_mb if config is not None else None
+        sizes.append(storage_mb or DEFAULT_STORAGE >> 20)
+    return min(sizes, default=DEFAULT_STORAGE >> 20)
+
+
 def local_port(environment: EnvironmentConfig) -> int | None:
     """The port of the job's local Tinker, when its config opens one (`with_tinker`; its `PTBENCH_TINKER_URL` says
     so, kept as it is in the job's saved config, where Harbor masks the key)."""
@@ -124,7 +146,8 @@ def serving(config: JobConfig, storage: Path | None = None) -> Iterator[Path | N
     if not models:
         raise UserError(f"the job's local Tinker (port {port}) serves no task: its Tinker task dirs are gone")
     command = [sys.executable, "-m", "ptbench.cli.main", "tinker", "serve", "--host", "127.0.0.1",
-               "--port", str(port), "--storage", str(storage), *(f"--model={m}" for m in models)]
+               "--port", str(port), "--storage", str(storage), *(f"--model={m}" for m in models),
+               "--trial-clients-only", f"--client-storage-mb={client_storage_mb(config.environment)}"]
     with open(storage / LOG_FILE, "ab") as log:
         server = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
     try:

@@ -18,10 +18,11 @@ from harbor.agents.factory import AgentFactory
 from harbor.environments.factory import EnvironmentFactory
 from harbor.job_plan import JobPlan
 from harbor.models.job.config import JobConfig
-from harbor.models.trial.config import AgentConfig
+from harbor.models.trial.config import AgentConfig, EnvironmentConfig
 from harbor.trial.trial import Trial
 
 from ptbench.errors import UserError, first_line
+from ptbench.run.cloud import refusal_line
 from ptbench.run.jobs import is_local
 from ptbench.trialdir.labels import SEED_ENV, agent_label, environment_label
 
@@ -40,10 +41,10 @@ async def preflight(config: JobConfig) -> None:
 def _environment_problems(config: JobConfig) -> dict[str, str]:
     env = config.environment
     try:
-        EnvironmentFactory.run_preflight(type=env.type, import_path=env.import_path)
+        EnvironmentFactory.run_preflight(type=env.type, import_path=env.import_path, kwargs=env.kwargs)
         EnvironmentFactory.validate_resource_policies(env)
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - Harbor's preflights refuse with SystemExit too
-        return {f"environment {environment_label(env)}": first_line(exc)}
+        return {f"environment {environment_label(env)}": refusal_line(_type_name(env), exc)}
     return {}
 
 
@@ -75,7 +76,7 @@ async def _trial_problems(config: JobConfig) -> dict[str, str]:
             try:
                 trial = await Trial.create(trial_config)
             except Exception as exc:  # noqa: BLE001 - whatever Harbor raises here would abort the job
-                problems.setdefault(subject, first_line(exc))
+                problems.setdefault(subject, refusal_line(_type_name(config.environment), exc))
                 continue
             _close_logs(trial.logger)
         if is_local(config.environment):
@@ -88,6 +89,10 @@ async def _trial_problems(config: JobConfig) -> dict[str, str]:
     finally:
         shutil.rmtree(probe.jobs_dir / scratch_name, ignore_errors=True)
     return problems
+
+
+def _type_name(env: EnvironmentConfig) -> str:
+    return env.type.value if env.type is not None else ""
 
 
 def _distinct_agents(agents: list[AgentConfig]) -> list[AgentConfig]:

@@ -91,6 +91,7 @@ class SandboxEgress:
     def begin_verifier(self) -> None:
         """The verifier's phase begins: later connections are the verifier's."""
         if self._proxy is not None:
+            self._proxy.writer.summarise()  # the agent phase's counts, in the record handed to the verifier
             self._proxy.phase = "verifier"
 
     def close(self) -> None:

@@ -2,7 +2,7 @@
 
 nsenter'ed processes would inherit the caller's full root capabilities, with which a root command could
 remount a read-only bind writable. setpriv therefore caps the bounding set at Docker's default set
-(minus CAP_MKNOD) and clears the inheritable set before bash starts; a non-root user gets its uid, gid
+(minus CAP_MKNOD and CAP_NET_RAW) and clears the inheritable set before bash starts; a non-root user gets its uid, gid
 and groups from the sandbox's own /etc/passwd and /etc/group (users.py). The holder's processes get the same
 bound (HolderBoundingSet).
 """
@@ -35,8 +35,10 @@ DOCKER_DEFAULT_CAPS = (
     "sys_chroot",
 )
 # Docker's device cgroup makes mknod harmless there; here a device node would be live to host-side
-# tools walking a kept root, so it goes. net_raw stays: every sandbox has its own network namespace.
-_NEVER = frozenset({"mknod"})
+# tools walking a kept root, so it goes. net_raw goes too: it only makes raw and packet sockets (AF_PACKET,
+# SOCK_RAW), and a sandbox's namespace has nothing but `lo` for them; ping works without it (ICMP datagram
+# sockets, net.ipv4.ping_group_range), and every other use (crafting packets, sniffing) has no honest need there.
+_NEVER = frozenset({"mknod", "net_raw"})
 # Capability numbers (linux/capability.h) of Docker's set.
 CAP_NUMBERS = {
     "chown": 0, "dac_override": 1, "fowner": 3, "fsetid": 4, "kill": 5, "setgid": 6, "setuid": 7, "setpcap": 8,

@@ -3,8 +3,12 @@
 The egress proxy dials destinations from the host, so it must never dial the host itself: `closed_networks` is every
 address the host's kernel treats as its own (LOCAL and BROADCAST routes of /proc/net/fib_trie, the addresses of
 /proc/net/if_inet6, read at start) and those every host answers (0.0.0.0/8, which Linux delivers to its own
-loopback, multicast, the limited broadcast). The table is loaded from the host (`nsenter -n` + `nft -f -`) into the
-sandbox's namespace, which belongs to the host's user namespace: nothing inside has CAP_NET_ADMIN to change it.
+loopback, multicast, the limited broadcast, IPv6's loopback). Every spelling of each (IPv4-mapped `::ffff:a.b.c.d`,
+`::`, numeric forms) is the same address to the proxy, which compares canonical forms only (`ptbench.addresses`);
+the sandbox's own table holds no host address at all: it sends every TCP connection to the proxy (an IPv4-mapped
+destination is an IPv4 packet there), and IPv6 has no route. The table is loaded from the host (`nsenter -n` + `nft
+-f -`) into the sandbox's namespace, which belongs to the host's user namespace: nothing inside has CAP_NET_ADMIN to
+change it.
 """
 
 from __future__ import annotations
@@ -22,8 +26,9 @@ MAX_TOOL_OUTPUT = 64 << 10
 _IF_INET6 = Path("/proc/net/if_inet6")
 _HOST_ROUTE_TYPES = ("LOCAL", "BROADCAST")  # delivered to the host itself
 # Delivered to the host on every host, whatever its routes say: "this network", multicast (a host that joined a
-# group, e.g. mDNS, hears it), the limited broadcast.
-_ALWAYS_HOST = ("0.0.0.0/8", "224.0.0.0/4", "255.255.255.255/32", "ff00::/8")
+# group, e.g. mDNS, hears it), the limited broadcast, IPv6's loopback and unspecified address (`::`: the host, as
+# 0.0.0.0 is; canonically it is 0.0.0.0).
+_ALWAYS_HOST = ("0.0.0.0/8", "224.0.0.0/4", "255.255.255.255/32", "ff00::/8", "::1/128", "::/128")
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 

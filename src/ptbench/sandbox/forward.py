@@ -12,6 +12,7 @@ the host's loopback is.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import os
 import secrets
 import socket
@@ -20,8 +21,12 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
 
+from ptbench.addresses import canonical_ip
+
 FORWARD_DIR = "/run/ptbench/forward"
 """Where the relays' sockets are seen inside the sandbox."""
+_RELAY_SOURCES = ipaddress.IPv4Network("127.0.0.0/8")
+_HOST_LOOPBACK = ipaddress.IPv4Network("127.0.0.0/24")
 
 
 def parse_ports(value: str | int | list[str | int] | None) -> list[int]:
@@ -83,6 +88,13 @@ def _relaying(connect: Connect) -> Callable[[asyncio.StreamReader, asyncio.Strea
 def source_address() -> str:
     """A random address of the host's loopback other than 127.0.0.x, for one relay's connections."""
     return f"127.{1 + secrets.randbelow(254)}.{secrets.randbelow(256)}.{1 + secrets.randbelow(254)}"
+
+
+def is_relay_source(address: str) -> bool:
+    """Whether an address (any spelling) is one `source_address` gives out: in 127.0.0.0/8, outside 127.0.0.0/24
+    (where the host's own processes, and so anything reaching 127.0.0.1 by any way, connect from)."""
+    found = canonical_ip(address)
+    return found is not None and found in _RELAY_SOURCES and found not in _HOST_LOOPBACK
 
 
 class HostRelay:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ptbench.errors import UserError
+from ptbench.sandbox.gpus import device_dir
 
 _GPU_INDEXED_NODE = re.compile(r"^nvidia\d+$")
 
@@ -56,9 +57,10 @@ def find_tools(rootless: bool = False) -> HostTools:
     return tools
 
 
-def gpu_device_nodes(dev: Path = Path("/dev")) -> list[Path]:
-    """Every /dev/nvidia* node (GPUs, control devices, UVM); empty on a host without NVIDIA GPUs."""
-    return sorted(dev.glob("nvidia*"))
+def gpu_device_nodes(dev: Path | None = None) -> list[Path]:
+    """Every /dev/nvidia* node (GPUs, control devices, UVM) of `dev` (default the device dir, gpus.device_dir);
+    empty on a host without NVIDIA GPUs."""
+    return sorted((dev or device_dir()).glob("nvidia*"))
 
 
 def gpu_count(nodes: list[Path]) -> int:

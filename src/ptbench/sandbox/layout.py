@@ -139,8 +139,8 @@ def holder_command(
     argv += ["--dev", "/dev", "--perms", "1777", *shm_size, "--tmpfs", "/dev/shm", "--proc", "/proc"]
     for path in PROC_READ_ONLY:  # root could otherwise set host kernel knobs, e.g. kernel.core_pattern
         argv += ["--ro-bind-try", path, path]
-    for node in gpu_nodes:
-        argv += ["--dev-bind", str(node), str(node)]
+    for node in gpu_nodes:  # at /dev/<name> whatever the host's device dir (tests use fake nodes)
+        argv += ["--dev-bind", str(node), f"/dev/{node.name}"]
     if tools.rootless:  # a user namespace of its own owns the others (rootless.py)
         argv += HOLDER_USER
     argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net"]

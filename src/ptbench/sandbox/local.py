@@ -10,7 +10,9 @@ and apparent bytes, default the sandbox's storage), `forward_ports` (ports of th
 sandbox reaches at the same port of its own 127.0.0.1, e.g. a model API; see forward.py), `forward_tasks` and
 `mount_tasks` (a port, a mount target -> the task dirs whose trials get it; the others do not), `egress_hosts`
 (name=address pairs a sandbox's egress proxy resolves itself, as /etc/hosts would; egress.py), `rootless` (true
-forces the mode chosen when not root: rootless.py). Of the
+forces the mode chosen when not root: rootless.py), `activity_names` (a
+regex of the benchmarks' file names and hub ids the activity record keeps apart: recorder.py; `ptbench run` passes
+the integrity checks' own). Of the
 task's Dockerfile, WORKDIR, ENV, USER, COPY and the users it creates are honoured, RUN steps are not run, and what
 cannot be honoured is refused (image.py); the sandbox offers the host's /usr, /etc, /opt, ptbench's own Python
 environment and the agent CLIs of `ptbench agents install` (on PATH), read-only, less the benchmark test data
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,9 +38,10 @@ from harbor.models.trial.paths import EnvironmentPaths, TrialPaths
 from harbor.utils.path_filter import filter_paths_by_patterns
 
 from ptbench.files import write_model_json
-from ptbench.sandbox import collection
+from ptbench.sandbox import collection, gpus
 from ptbench.sandbox import files as sandbox_files
 from ptbench.sandbox import seccomp as sandbox_seccomp
+from ptbench.sandbox.activity import VERIFIER_PLACES
 from ptbench.sandbox.decoys import RECORD_FILE, DecoyWatch, write_record
 from ptbench.sandbox.disk import find_disk_tools, mount_disk, storage_bytes
 from ptbench.sandbox.egress import SandboxEgress, hand_to_verifier
@@ -76,6 +80,9 @@ from ptbench.sandbox.masks import is_separate_verifier, masked_dirs
 from ptbench.sandbox.network import SandboxNetwork, route_tool
 from ptbench.sandbox.notes import note_ignored_installs
 from ptbench.sandbox.process import Holder, run_command
+from ptbench.sandbox.recorder import ActivityRecorder
+from ptbench.sandbox.recorder import hand_to_verifier as hand_activity
+from ptbench.sandbox.recorder import write_record as write_activity
 from ptbench.sandbox.rootless import (
     DiskWatch,
     check_user,
@@ -84,7 +91,7 @@ from ptbench.sandbox.rootless import (
     pids_prologue,
     user_problem,
 )
-from ptbench.sandbox.roots import EnvDir, base_dir, sweep_stale
+from ptbench.sandbox.roots import EnvDir, base_dir, sweep_every_base
 from ptbench.sandbox.spawn import Preexec, Spawner
 from ptbench.sandbox.usage import write_usage
 from ptbench.tinker_meter import RELAY_FILE, RelayRecord
@@ -125,10 +132,14 @@ class LocalEnvironment(BaseEnvironment):
         forward_tasks: dict[str, list[str]] | None = None,
         egress_hosts: str | list[str] | None = None,
         rootless: str | bool | None = None,
+        activity_names: str | None = None,
+        gpu_indices: str | list[str | int] | None = None,
         **kwargs: Any,
     ) -> None:
         # Read by the capability validators inside BaseEnvironment.__init__.
         self._gpu_nodes = gpu_device_nodes()
+        self._given_gpus = gpus.parse_indices(gpu_indices)  # an allocation (Slurm's, a campaign's), else the pool's
+        self._gpus: list[str] = []  # this sandbox's GPUs while it runs
         if disk not in ("image", "host"):
             raise ValueError(f"the local environment's disk is 'image' or 'host', not {disk!r}")
         self._rootless = is_rootless(rootless)  # rootless.py: no loop-mounted image, a disk watch instead
@@ -191,6 +202,10 @@ class LocalEnvironment(BaseEnvironment):
         self._spawner: Spawner | None = None  # the confined thread that starts every command
         self._holder_binds: list[Bind] = []
         self._decoys: DecoyWatch | None = None  # the agent phase's decoys (decoys.py)
+        self._activity: ActivityRecorder | None = None  # the agent phase's opens, execs and writes (recorder.py)
+        self._activity_names = activity_names
+        if activity_names:
+            re.compile(activity_names)  # a bad pattern stops the job before any trial, not a recorder in one
         self._fresh = False  # no command has run since the holder started (then no process of the agent is left)
         # CPU and memory as Harbor resolves them (limit mode unless ignored), checked against what the host has.
         self._limits = task_limits(
@@ -210,8 +225,9 @@ class LocalEnvironment(BaseEnvironment):
         return ENVIRONMENT_TYPE
 
     @classmethod
-    def preflight(cls) -> None:
+    def preflight(cls, kwargs: dict[str, Any] | None = None) -> None:
         """Harbor's CLI calls this before queueing trials: stop at once when bubblewrap is missing."""
+        super().preflight(kwargs)
         try:
             rootless = is_rootless(None)
             find_tools(rootless)
@@ -249,7 +265,7 @@ class LocalEnvironment(BaseEnvironment):
 
     def _validate_gpu_support(self) -> None:
         super()._validate_gpu_support()
-        available = gpu_count(self._gpu_nodes)
+        available = gpu_count(self._gpu_nodes) if self._given_gpus is None else len(self._given_gpus)
         if self._effective_gpus > available:
             raise RuntimeError(f"Task requires {self._effective_gpus} GPU(s) but this host has {available}")
 
@@ -264,15 +280,19 @@ class LocalEnvironment(BaseEnvironment):
         tools = find_tools(self._rootless)
         disk_tools = find_disk_tools() if self._disk_image else None
         seccomp = sandbox_seccomp.program()
-        await asyncio.to_thread(sweep_stale, self._sandbox_base)
+        await asyncio.to_thread(sweep_every_base, self._sandbox_base)
         env_dir = await asyncio.to_thread(EnvDir, self._sandbox_base, self.session_id)
         binds = self._binds
         try:
+            await self._take_gpus()
             if not is_separate_verifier(self.session_id, self.trial_paths.trial_dir):  # the agent's: see masks.py
                 self._decoys = await asyncio.to_thread(DecoyWatch, env_dir.path, masked_dirs(binds), binds)
                 if self._decoys.fd >= 0:
                     asyncio.get_running_loop().add_reader(self._decoys.fd, self._decoys.drain)
                 binds = [*binds, *self._decoys.binds]
+                decoy_dirs = [bind.target for bind in self._decoys.binds]
+                self._activity = ActivityRecorder([*VERIFIER_PLACES, *decoy_dirs], held=decoy_dirs,
+                                                  names=self._activity_names)
             if disk_tools is not None:
                 await asyncio.to_thread(mount_disk, disk_tools, env_dir.path, env_dir.root, self._storage)
             if self._forward_ports:
@@ -303,10 +323,14 @@ class LocalEnvironment(BaseEnvironment):
                 self._disk_watch = DiskWatch(env_dir.root, self._storage, Path(self.trial_paths.trial_dir),
                                              self._kill_holder)
                 self._disk_watch.start()
+            if self._activity is not None and self._holder is not None:
+                await asyncio.to_thread(self._activity.attach, self._holder.child_pid)
         except BaseException:
             self._close_decoys()
             await self._stop_processes()
+            await self._finish_activity()
             await self._release_limits()
+            self._release_gpus()
             self._env_dir = None
             await asyncio.to_thread(env_dir.remove)
             raise
@@ -318,12 +342,28 @@ class LocalEnvironment(BaseEnvironment):
                               self.logger)
         await self._upload_environment_dir_after_start()
 
+    async def _take_gpus(self) -> None:
+        """This sandbox's GPUs (the given ones, else a free set of the pool), named to its commands."""
+        if self._effective_gpus <= 0:
+            return
+        if self._given_gpus is not None:
+            self._gpus = self._given_gpus[:self._effective_gpus]
+        else:
+            self._gpus = await gpus.POOL.acquire(self._effective_gpus, self._gpu_nodes,
+                                                 os.path.abspath(self.trial_paths.trial_dir))
+        self._persistent_env = {**self._persistent_env, **gpus.visible_env(self._gpus)}
+
+    def _release_gpus(self) -> None:
+        if self._given_gpus is None and self._gpus:
+            gpus.POOL.release(os.path.abspath(self.trial_paths.trial_dir))
+        self._gpus = []
+
     async def _start_holder(self, seccomp: bytes) -> None:
         """The sandbox's processes on its root: the holder (fresh pid, ipc, uts and network namespaces), the
         egress proxy's listeners in its namespace, the forwarder of forwarded ports."""
         env_dir, tools, enforced = self._env_dir, self._tools, self._enforced
         assert env_dir is not None and tools is not None and enforced is not None
-        gpu_nodes = self._gpu_nodes if self._effective_gpus > 0 else []
+        gpu_nodes = gpus.nodes_for(self._gpu_nodes, self._gpus) if self._gpus else []
         self._holder = await Holder.start(
             lambda info_fd, seccomp_fd: holder_command(
                 tools, env_dir.root, self._holder_binds, gpu_nodes, info_fd,
@@ -358,6 +398,7 @@ class LocalEnvironment(BaseEnvironment):
             self._holder_binds = [bind for bind in self._holder_binds if bind not in self._decoys.tests_binds]
             self._close_decoys()
             await asyncio.to_thread(self._hand_record)
+        await self._finish_activity()
         await self._start_holder(sandbox_seccomp.program())
 
     async def stop(self, delete: bool) -> None:
@@ -367,8 +408,10 @@ class LocalEnvironment(BaseEnvironment):
         if watch is not None:
             await watch.close()
         await self._stop_processes()
+        await self._finish_activity()
         await asyncio.to_thread(self._record_usage)  # an agent phase that no verifier ended (a timeout, say)
         await self._release_limits()
+        self._release_gpus()
         self._egress.close()
         env_dir, self._env_dir = self._env_dir, None
         if env_dir is None:
@@ -503,6 +546,7 @@ class LocalEnvironment(BaseEnvironment):
             self._egress.begin_verifier()
             # the agent's egress record (the trial's own, never one the agent wrote), for the verifier with its logs
             await asyncio.to_thread(hand_to_verifier, Path(self.trial_paths.trial_dir), paths)
+            await asyncio.to_thread(hand_activity, Path(self.trial_paths.trial_dir), paths)
         await asyncio.to_thread(sandbox_files.upload_dir, Path(source_dir), target)
 
     async def download_file(self, source_path: str, target_path: Path | str) -> None:
@@ -559,6 +603,13 @@ class LocalEnvironment(BaseEnvironment):
         if decoys.fd >= 0:
             asyncio.get_running_loop().remove_reader(decoys.fd)
         write_record(Path(self.trial_paths.trial_dir), decoys.close())
+
+    async def _finish_activity(self) -> None:
+        """Once the agent phase's processes have ended: its activity record beside Harbor's trial files."""
+        recorder, self._activity = self._activity, None
+        if recorder is not None:
+            record = await asyncio.to_thread(recorder.stop)
+            await asyncio.to_thread(write_activity, Path(self.trial_paths.trial_dir), record)
 
     def _hand_record(self) -> None:
         """The trial's decoy record into the sandbox's agent log dir, for a verifier that runs here (no agent process

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from ptbench.egress.dns import answer_query
 from ptbench.egress.proxy import EgressProxy, ProxyServer
-from ptbench.egress.record import EgressEvent
+from ptbench.egress.record import CUT_CONNECTIONS, EgressEvent
 from ptbench.sandbox import firewall, rootless, udplog
 from ptbench.sandbox.host import HostTools
 
@@ -39,16 +39,27 @@ FAKE_NETWORK = ipaddress.IPv4Network("198.19.0.0/16")
 TABLE = "ptbench_egress"
 
 
+MAX_FAKE_NAMES = 4096
+"""Names one sandbox (one trial: each environment has its own map) may have DNS addresses for; past it a new name
+gets no address (an empty answer, recorded as refused), so a trial's map stays within ~1 MB of the host's memory
+(an honest trial names tens of hosts)."""
+
+
 @dataclass
 class FakeAddresses:
-    """One address of FAKE_NETWORK per name DNS answered (at most the network's size, then none)."""
+    """One address of FAKE_NETWORK per name DNS answered, per sandbox, at most `limit` names, then none."""
 
     by_name: dict[str, str] = field(default_factory=dict)
     by_address: dict[str, str] = field(default_factory=dict)
+    limit: int = MAX_FAKE_NAMES
+
+    def full(self, name: str) -> bool:
+        """Whether `name` would get no address: it is new and the map holds its `limit`."""
+        return name not in self.by_name and len(self.by_name) >= min(self.limit, FAKE_NETWORK.num_addresses - 2)
 
     def resolve(self, name: str) -> list[str]:
         if name not in self.by_name:
-            if len(self.by_name) >= FAKE_NETWORK.num_addresses - 2:
+            if self.full(name):
                 return []
             address = str(FAKE_NETWORK.network_address + 1 + len(self.by_name))
             self.by_name[name], self.by_address[address] = address, name
@@ -102,6 +113,10 @@ class _DnsProtocol(asyncio.DatagramProtocol):
 
     def datagram_received(self, data: bytes, addr: tuple[str, int]) -> None:
         reply, event = answer_query(data, self._proxy.policy, self._addresses.resolve, self._proxy.phase)
+        if event is not None and event.allowed and event.asked and not event.address and \
+                self._addresses.full(event.asked):
+            event.allowed = False
+            event.reason = f"host {event.asked}: the sandbox's {self._addresses.limit} DNS names are taken"
         if event is not None:
             self._proxy.record(event)
         if reply is not None and self._transport is not None:
@@ -182,8 +197,8 @@ class SandboxNetwork:
         self._dns.close()
         if cut := await self._server.finish():
             self._proxy.record(EgressEvent(kind="incomplete", time=time.time(), phase=self._proxy.phase,
-                                           protocol="tcp", reason=f"{cut} connection(s) still open when the sandbox "
-                                           "stopped were cut: what they would have moved is not in the record"))
+                                           protocol="tcp", reason=f"{cut} {CUT_CONNECTIONS}: what they would have "
+                                           "moved is not in the record"))
         if self._log.fileno() >= 0:
             asyncio.get_running_loop().remove_reader(self._log.fileno())
             if not ended:

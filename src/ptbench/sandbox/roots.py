@@ -7,22 +7,26 @@ disk.img, root/}` (the disk image mounted at root/, see disk.py). The owning pro
 lock) for the environment's lifetime, so a dir whose lock can be taken belongs to a process that died (e.g.
 `kill -9`): the next environment that starts kills what still runs on that root, unmounts it and removes the dir.
 `state` says "live" once the owner holds the lock; a dir kept on purpose (`stop(delete=False)`) says "kept" there
-and is never swept.
+and is never swept. Every base dir a sandbox uses is listed (`sweep_every_base`), so a sandbox's start sweeps them
+all, not only its own.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import signal
 import stat
 import tempfile
+import time
 from pathlib import Path
 
 from filelock import FileLock, Timeout
 
 from ptbench.errors import UserError
+from ptbench.files import read_untrusted, write_atomic
 from ptbench.sandbox.disk import unmount_disk
 from ptbench.sandbox.layout import root_bind
 from ptbench.sandbox.tree import remove_tree
@@ -142,8 +146,9 @@ class EnvDir:
             self._lock = None
 
 
-def sweep_stale(base: Path) -> list[Path]:
-    """Remove environment dirs whose owner died without cleaning up; returns what was removed."""
+def sweep_stale(base: Path, min_age: float = 0.0) -> list[Path]:
+    """Remove environment dirs whose owner died without cleaning up (and that are at least `min_age` seconds old);
+    returns what was removed."""
     removed: list[Path] = []
     try:
         candidates = list(base.iterdir())
@@ -154,6 +159,8 @@ def sweep_stale(base: Path) -> list[Path]:
             continue
         if not (candidate / "lock").is_file() or (candidate / "lock").is_symlink():
             continue  # not one of ours, or a dir whose creator has not made its lock yet
+        if min_age and time.time() - (candidate / "lock").lstat().st_mtime < min_age:
+            continue
         lock = _dir_lock(candidate)
         try:
             lock.acquire(timeout=0)
@@ -168,6 +175,50 @@ def sweep_stale(base: Path) -> list[Path]:
                     removed.append(candidate)
         finally:
             lock.release()
+    return removed
+
+
+FOREIGN_GRACE_SECONDS = 30.0
+
+
+KNOWN_BASES = "/run/ptbench-sandbox-bases"
+"""Where every base dir a sandbox used is listed: host-wide whatever TMPDIR a run has (a reboot empties /run, and
+takes the mounts and loop devices with it); <tmp>/ptbench-sandbox-bases where /run is not there."""
+
+
+def known_bases_dir() -> Path:
+    """The list's dir (root's alone, checked as a base dir is)."""
+    folder = KNOWN_BASES if os.path.isdir(os.path.dirname(KNOWN_BASES)) else os.path.join(
+        tempfile.gettempdir(), os.path.basename(KNOWN_BASES))
+    return base_dir(folder)
+
+
+def sweep_every_base(current: Path) -> list[Path]:
+    """Note `current` among the base dirs sandboxes use, then sweep every one still there: a killed run's leftovers
+    (its processes, its disk's mount and loop device, its namespaces with them) go at the next sandbox start, whatever
+    base dir that one uses. A listed dir that is gone is forgotten; one no longer safe (base_dir's checks) is left
+    alone. Another base's dirs are swept once FOREIGN_GRACE_SECONDS old (a process that is setting one up, or
+    sweeping it itself, is not raced)."""
+    registry = known_bases_dir()
+    name = hashlib.sha256(os.fsencode(current)).hexdigest()[:32]
+    if not (registry / name).is_file():
+        write_atomic(registry / name, os.fsencode(current), 0o600)
+    removed: list[Path] = []
+    for entry in registry.iterdir():
+        try:
+            listed = Path(os.fsdecode(read_untrusted(entry, 4096)))
+        except (OSError, ValueError):
+            continue
+        if not listed.is_absolute():
+            continue
+        if not listed.exists():
+            entry.unlink(missing_ok=True)
+            continue
+        try:
+            own = listed == current
+            removed += sweep_stale(base_dir(str(listed)), 0.0 if own else FOREIGN_GRACE_SECONDS)
+        except UnsafeBaseDirError:
+            continue
     return removed
 
 

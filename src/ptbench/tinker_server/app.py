@@ -5,7 +5,10 @@ server does not serve names the SDK call behind it.
 
 A client is the address a connection comes from (`client_of`): a job's sandboxes reach the server through their
 own relays, each connecting from an address of its own (`sandbox/forward.py`), so each trial's environment is one
-client, and nothing inside a sandbox can pose as another. Request bodies are capped in size, in time and in the
+client, and nothing inside a sandbox can pose as another. The address is taken in its canonical form
+(`ptbench.addresses`: `::ffff:127.1.2.3` is 127.1.2.3), and a job's server (`trial_clients_only`) answers only
+addresses a relay connects from (`sandbox.forward.is_relay_source`): a connection from anywhere else belongs to no
+trial, so nothing it computed could be metered, and it is refused. Request bodies are capped in size, in time and in the
 bytes one client may have half-sent at once, so stalled bodies cannot grow the server's memory.
 """
 
@@ -22,7 +25,9 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ValidationError
 from starlette.requests import ClientDisconnect
 
+from ptbench.addresses import client_identity
 from ptbench.errors import first_line, validation_line
+from ptbench.sandbox.forward import is_relay_source
 from ptbench.tinker_server import limits, schemas, wire
 from ptbench.tinker_server.errors import CallError, NotImplementedCall
 from ptbench.tinker_server.futures import Proto
@@ -65,8 +70,8 @@ def error(status: int, message: str) -> JSONResponse:
 
 
 def client_of(request: Request) -> str:
-    """Who sent a request: the address its connection comes from."""
-    return request.client.host if request.client else "unknown"
+    """Who sent a request: the address its connection comes from, in canonical form."""
+    return client_identity(request.client.host) if request.client else "unknown"
 
 
 class BodyBudget:
@@ -124,8 +129,9 @@ def render(result: Any) -> Response:
     return JSONResponse(result)
 
 
-def build_app(service: TinkerService) -> FastAPI:
-    """The FastAPI app serving `service`."""
+def build_app(service: TinkerService, trial_clients_only: bool = False) -> FastAPI:
+    """The FastAPI app serving `service`; with `trial_clients_only`, every request from an address no trial's relay
+    connects from is refused (403), but the health check (which computes nothing) that tells the job it is up."""
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         yield
@@ -134,6 +140,15 @@ def build_app(service: TinkerService) -> FastAPI:
     app = FastAPI(title="ptbench local Tinker", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
 
     budget = BodyBudget()
+
+    if trial_clients_only:
+        @app.middleware("http")
+        async def _trials_only(request: Request, call_next: Callable[[Request], Any]) -> Response:
+            client = client_of(request)
+            if not is_relay_source(client) and request.url.path != f"{API}/healthz":  # the job's readiness probe
+                return error(403, f"{client} is no trial's relay: this server answers the job's sandboxes only")
+            response: Response = await call_next(request)
+            return response
 
     @app.exception_handler(CallError)
     async def _refused(request: Request, exc: CallError) -> JSONResponse:

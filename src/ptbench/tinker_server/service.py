@@ -3,8 +3,9 @@
 Every call comes from a client (`app.client_of`: one per trial). What a client creates is its own: other clients
 cannot see its sessions, training clients or sampling sessions, and it has at most MAX_SESSIONS sessions,
 MAX_TRAINING_CLIENTS training clients, MAX_SAMPLING_SESSIONS sampling sessions and MAX_QUEUED calls at once, and
-MAX_CHECKPOINT_BYTES of saved checkpoints. A session ends when the client finishes it or stops its heartbeat for
-SESSION_SECONDS; its training clients, sampling sessions and queued calls go with it.
+`checkpoint_bytes` of saved checkpoints (MAX_CHECKPOINT_BYTES, or for a job's server its Tinker trials' smallest
+storage_mb: what the trial could have written on its own disk). A session ends when the client finishes it or
+stops its heartbeat for SESSION_SECONDS; its training clients, sampling sessions and queued calls go with it.
 """
 
 from __future__ import annotations
@@ -60,8 +61,11 @@ class TinkerService:
     """The server's state. Slow work runs on the futures' one worker thread, which alone touches models."""
 
     def __init__(self, storage: Storage, device: str | None = None, bases: Bases | None = None,
-                 activation_bytes: int | None = None) -> None:
+                 activation_bytes: int | None = None, checkpoint_bytes: int | None = None) -> None:
         self.storage = storage
+        self.checkpoint_bytes = checkpoint_bytes
+        """What one client's saved checkpoints may take on disk (a job's server: its trials' storage_mb; None:
+        MAX_CHECKPOINT_BYTES)."""
         self.device = device or pick_device()
         self.bases = bases or Bases()
         self.activation_bytes = activation_bytes
@@ -257,9 +261,9 @@ class TinkerService:
 
     def _check_stored(self, client: str) -> None:
         stored = sum(self._stored.get(client, {}).values())
-        if stored >= limits.MAX_CHECKPOINT_BYTES:
-            raise CallError(f"this client's checkpoints take {stored} bytes, the most a client may store "
-                            f"({limits.MAX_CHECKPOINT_BYTES})")
+        cap = self.checkpoint_bytes if self.checkpoint_bytes is not None else limits.MAX_CHECKPOINT_BYTES
+        if stored >= cap:
+            raise CallError(f"this client's checkpoints take {stored} bytes, the most a client may store ({cap})")
 
     def _save(self, model: TrainingModel, kind: Kind, name: str, client: str) -> Path:
         """Save a checkpoint, counted against `client` (a name saved again replaces its count)."""

@@ -8,7 +8,6 @@ message is the finding its caller records; nothing here raises anything else for
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -19,7 +18,8 @@ from harbor.models.trial.result import TrialResult
 from pydantic import BaseModel, ValidationError
 
 from ptbench.errors import first_line
-from ptbench.files import UnsafeFile, file_inside, read_untrusted_text
+from ptbench.files import UnsafeFile, file_inside, parse_json, read_untrusted_text
+from ptbench.sandbox import activity
 
 RESULT = "result.json"
 CONFIG = "config.json"
@@ -28,7 +28,7 @@ EXIT_CODE = "agent/exit-code.txt"
 TASK_SPEC = "tests/task.json"
 CAPS = {
     "result.json": 64 << 20, "config.json": 64 << 20, "details.json": 16 << 20, "exit-code.txt": 64,
-    "task.json": 1 << 20,
+    "task.json": 1 << 20, activity.RECORD_FILE: activity.MAX_RECORD_BYTES,
 }
 """Each file's cap in bytes, by file name (details.json holds a verdict's integrity evidence)."""
 DEFAULT_CAP = 1 << 20
@@ -97,7 +97,7 @@ class TrialDir:
         """The verifier's details.json as a versioned JSON object (a Verdict or a VerifierFailure; the caller, which
         knows the verdict's model, validates it)."""
         try:
-            shape = json.loads(self.text(DETAILS))
+            shape = parse_json(self.text(DETAILS))
         except ValueError as exc:
             raise UnusableFile(f"not JSON: {first_line(exc)}") from None
         if not isinstance(shape, dict) or shape.get("schema_version") != 1:

@@ -31,8 +31,9 @@ from ptbench.integrity.checks import IntegrityInputs, after_evaluation, before_e
 from ptbench.models.device import DeviceFailure
 from ptbench.verify.decoding import resolve_decoding
 from ptbench.verify.eval_retries import evaluate_with_retries
+from ptbench.verify.handoff import arrival_problems
 from ptbench.verify.inspect_run import EvalOutcome, EvalRequest
-from ptbench.verify.integrity import integrity_stage
+from ptbench.verify.integrity import fallback_reasons, gaps, integrity_stage
 from ptbench.verify.judges import integrity_judge, resolve_judges
 from ptbench.verify.loading import LoadedModel, load_base, load_submission
 from ptbench.verify.task_options import item_limit, task_options
@@ -62,6 +63,7 @@ class VerifyRequest:
     logs: list[Path] = field(default_factory=list)
     instruction: Path | None = None  # the task's instruction.md (default: beside the spec, when there)
     decoding: str | None = None  # the spec's own decoding mode unless given (`--decoding`; another is a UserError)
+    handoff: Path | None = None  # the agent environment's record of the submission (handoff.py)
 
 
 def verify(request: VerifyRequest, console: Console) -> Verdict:
@@ -78,11 +80,14 @@ def verify(request: VerifyRequest, console: Console) -> Verdict:
                       ptbench_version=__version__, started_at=_now())
     device = request.device or spec.device
     try:
+        _check_arrival(request, verdict)
         inputs = IntegrityInputs(request.workspace, request.logs, eval_request.data_dir,
                                  instruction=_instruction(request), device=device,
                                  judge_model=integrity_judge(request.judges),
-                                 egress_record=find_record(request.logs))
+                                 egress_record=find_record(request.logs), heldout=eval_request.task_opts.get("heldout"))
         loaded = _choose_model(spec, request.submission, device, verdict, console, inputs)
+        if inputs.unscored:  # held-out boards the agent had: never scored, for the submission or the base
+            eval_request.task_opts["unscored"] = tuple(sorted(inputs.unscored))
         outcome = _evaluate(eval_request, loaded, spec, device, verdict, console)
         rescore = _rescore_reason(outcome, inputs, verdict) if verdict.scored == "submission" else None
         if rescore is not None:
@@ -114,6 +119,17 @@ def verify(request: VerifyRequest, console: Console) -> Verdict:
         verdict.finished_at = _now()
         verdict.write(request.out_dir)
     return verdict
+
+
+def _check_arrival(request: VerifyRequest, verdict: Verdict) -> None:
+    """A submission that did not arrive as it left the agent's environment is the machine's failure, never scored."""
+    if request.handoff is None:
+        return
+    problems = arrival_problems(request.submission, request.handoff)
+    if problems:
+        verdict.stages.append(StageRecord(name="handoff", status="failed", reasons=problems[:20]))
+        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        raise VerifyFailed(f"the submission did not arrive whole: {'; '.join(problems[:3])}{more}")
 
 
 def _eval_request(request: VerifyRequest, spec: TaskSpec, benchmark: BenchmarkDef) -> EvalRequest:
@@ -163,8 +179,8 @@ def _choose_model(spec: TaskSpec, submission: Path, device: str, verdict: Verdic
     console.print(f"[bold]integrity[/bold]: {integrity.status}"
                   + (f": {integrity.reasons[0]}" if integrity.reasons else ""), highlight=False)
     verdict.fallback_reasons += [f"intake: {reason}" for reason in intake.reasons]
-    if integrity.status == "failed":
-        verdict.fallback_reasons += [f"integrity: {reason}" for reason in integrity.reasons]
+    verdict.fallback_reasons += [f"integrity: {reason}" for reason in fallback_reasons(verdict.integrity)]
+    verdict.gaps = gaps(verdict.integrity)
     if loaded is not None and not verdict.fallback_reasons:
         return loaded
     if loaded is not None:

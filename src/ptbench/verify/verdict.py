@@ -22,7 +22,7 @@ from ptbench.verify.decoding import Decoding
 REWARD_SCHEMA = 1
 """Layout of reward.json: `reward` (the benchmark's main metric in [0, 1]) plus named finite metrics."""
 
-StageName = Literal["intake", "integrity", "evaluation", "reward"]
+StageName = Literal["handoff", "intake", "integrity", "evaluation", "reward"]
 StageStatus = Literal["passed", "failed", "not_implemented", "skipped"]
 Scored = Literal["submission", "base"]
 
@@ -78,7 +78,8 @@ class Verdict(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    schema_version: Literal[1] = 1
+    schema_version: Literal[1, 2] = 2
+    """2 added `gaps`."""
     reward_schema: int = REWARD_SCHEMA
     task: str
     benchmark: str
@@ -86,6 +87,8 @@ class Verdict(BaseModel):
     submission: str
     scored: Scored = Field(description="whose score this is: the submission, or the base model as fallback")
     fallback_reasons: list[str] = Field(default_factory=list, description="why the base model was scored")
+    gaps: list[str] = Field(default_factory=list, description="integrity checks the verifier itself could not "
+                            "complete (its own defect, never the submission's loss): the submission is still scored")
     stages: list[StageRecord] = Field(default_factory=list)
     integrity: list[CheckResult] = Field(default_factory=list, description="every integrity check and its evidence")
     intake: IntakeResult | None = Field(None, description="intake's findings: reasons, notes, kind, chat template")

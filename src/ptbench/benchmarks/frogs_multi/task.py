@@ -30,10 +30,12 @@ EPISODE = "frogs_episode"
 
 def build_task(data_dir: Path | None, limit: int | None, split: str, generation: Generation,
                heldout: Path | None = None, rules: Rules = "touch", tiers: Sequence[Tier] = ("tiny",),
-               k: int | None = None, seed: int = 0, max_calls: int = MAX_CALLS) -> Task:
-    """The multi-turn Task: held-out boards ("test") or training-generator boards ("dev")."""
+               k: int | None = None, seed: int = 0, unscored: tuple[str, ...] = (),
+               max_calls: int = MAX_CALLS) -> Task:
+    """The multi-turn Task: held-out boards ("test"; those in `unscored` left out) or training-generator boards
+    ("dev")."""
     del data_dir  # frogs boards come from --heldout or the generator
-    records, origin = board_records(split, heldout, rules, tiers, seed, limit)
+    records, origin = board_records(split, heldout, rules, tiers, seed, limit, unscored)
     samples = [board_sample(r, render_tool_task(r.board, rules)) for r in records]
     return frogs_task("frogs-multi", split, samples, limit, generation, origin, k,
                       solver=frogs_tool_loop(rules, max_calls), scorer=frogs_episode())

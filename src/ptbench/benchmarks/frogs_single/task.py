@@ -26,10 +26,11 @@ _ANSWER_KEPT = 2000  # characters of an answer kept in the score (the full text 
 
 def build_task(data_dir: Path | None, limit: int | None, split: str, generation: Generation,
                heldout: Path | None = None, rules: Rules = "touch", tiers: Sequence[Tier] = ("tiny",),
-               k: int | None = None, seed: int = 0) -> Task:
-    """The single-turn Task: held-out boards ("test") or training-generator boards ("dev")."""
+               k: int | None = None, seed: int = 0, unscored: tuple[str, ...] = ()) -> Task:
+    """The single-turn Task: held-out boards ("test"; those in `unscored` left out) or training-generator boards
+    ("dev")."""
     del data_dir  # frogs boards come from --heldout or the generator
-    records, origin = board_records(split, heldout, rules, tiers, seed, limit)
+    records, origin = board_records(split, heldout, rules, tiers, seed, limit, unscored)
     samples = [board_sample(r, render_prompt(r.board, rules)) for r in records]
     return frogs_task("frogs-single", split, samples, limit, generation, origin, k,
                       solver=generate(), scorer=frogs_answer(rules))

@@ -1,0 +1,50 @@
+"""The shipped tiny campaign (examples/campaigns/tiny-slurm.toml: frogs-single-tiny and gsm8k-tiny x 2 seeds, the
+reference agent, gsm8k's data built from the fixtures) on a real single-node Slurm, from `ptbench campaign submit`
+to `ptbench report`; cut to a smoke run by the campaign's own budget override."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from slurm_cluster import SlurmCluster
+from tests.conftest import run_cli
+
+from conftest import campaign_cli, status, store_trials, submit
+
+pytestmark = [pytest.mark.slow, pytest.mark.heavy(420)]
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "campaigns"
+
+
+def test_the_tiny_campaign_runs_on_slurm_from_submit_to_report(slurm: SlurmCluster, tmp_path: Path,
+                                                                 tiny_dir: Path) -> None:
+    folder = tmp_path / "examples" / "campaigns"
+    folder.mkdir(parents=True)
+    shutil.copytree(EXAMPLES.parents[1] / "tests" / "fixtures" / "benchmarks", tmp_path / "tests" / "fixtures"
+                    / "benchmarks")
+    text = (EXAMPLES / "tiny-slurm.toml").read_text()
+    assert re.search(r"^\[budget\]", text, re.M) is None
+    # a smoke run of the real matrix: the agent's hours cut (the reference recipe keeps to its deadline) and the
+    # verifier's answers capped (the tiny model never stops on its own)
+    text += ('\n[budget]\nagent_hours = 0.04\nverifier_hours = 0.25\n\n[environment]\n'
+             'env = { PTBENCH_VERIFY_MAX_TOKENS = "64" }\n')
+    (folder / "tiny-slurm.toml").write_text(text)
+    env = {**slurm.env, "PTBENCH_SLURM_PARTITION": "debug"}
+    directory = submit(folder / "tiny-slurm.toml", tmp_path, env)
+    assert (directory / "data" / "manifest.json").is_file()  # built from the fixtures when missing
+    done = campaign_cli("wait", str(directory), "--poll", "2", cwd=tmp_path, env=env, timeout=1500)
+    view = status(directory, tmp_path, env)
+    assert done.returncode == 0, json.dumps(view, indent=1)[-4000:]
+    assert view["counts"]["done"] == 4
+    gathered = campaign_cli("gather", str(directory), cwd=tmp_path, env=env)
+    assert gathered.returncode == 0, gathered.stderr
+    trials = store_trials(tmp_path / ".ptbench" / "results.sqlite")
+    assert len(trials) == 4 and len({name for name, _, _ in trials}) == 4
+    assert all(score is not None for _, _, score in trials), trials
+    report = run_cli("report", "--out", str(tmp_path / "report"), cwd=tmp_path, timeout=600)
+    assert report.returncode == 0, report.stderr
+    assert (tmp_path / "report" / "index.html").is_file()
