@@ -52,6 +52,7 @@ async def contract(env: LocalEnvironment, work: Path) -> dict:
     pattern = DECOY[:-1] + f"[{DECOY[-1]}]"  # not the grep's own command line
     found["secrets"] = await run(env, f"grep -l -a '{pattern}' /proc/[0-9]*/environ /proc/[0-9]*/cmdline; echo end")
     found["caps"] = await run(env, "grep CapEff /proc/self/status")
+    found["holder_bounds"] = await run(env, "grep -h CapBnd /proc/1/status /proc/2/status")
     found["host_write"] = await run(env, "touch /usr/x 2>&1; mount -o remount,rw /usr 2>&1; echo done")
     found["userns"] = await run(env, "unshare -U -r true 2>&1; echo rc=$?")
     found["other_user"] = await refusal(env.exec("id", user=1000))

@@ -91,6 +91,7 @@ def test_the_trial_contract_holds_as_an_unprivileged_user(user, work):
     assert found["secrets"]["out"] == "end\n", found["secrets"]  # no host variable in any process inside
     caps = sum(1 << CAP_NUMBERS[cap] for cap in capability_set())  # the commands' set, held in the user namespace
     assert int(found["caps"]["out"].split()[-1], 16) == caps
+    assert [int(line.split()[-1], 16) for line in found["holder_bounds"]["out"].splitlines()] == [caps, caps]
     assert "Read-only file system" in found["host_write"]["out"]
     assert "permission denied" in found["host_write"]["out"]  # no remount of a read-only bind
     assert "rc=1" in found["userns"]["out"]  # no nested user namespace
