@@ -42,6 +42,8 @@ def user() -> Iterator[str]:
     finally:
         for path, mode in modes.items():
             os.chmod(path, mode)
+        uid = pwd.getpwnam(name).pw_uid
+        shutil.rmtree(Path(tempfile.gettempdir()) / f"ptbench-sandbox-bases-{uid}", ignore_errors=True)  # roots.py's
         subprocess.run(["userdel", name], capture_output=True, timeout=60)
 
 
