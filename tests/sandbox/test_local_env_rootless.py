@@ -194,6 +194,22 @@ def test_rootless_forced_as_root_runs_in_a_user_namespace_of_its_own(tmp_path):
     assert uid == "0" and mapping.split() == ["0", "0", "1"] and flush == "refused"  # one uid mapped, not the host's
 
 
+@pytest.mark.parametrize("user_line", ['user = "agent"', "user = 1000"])
+def test_support_check_refuses_a_non_root_task_user_in_rootless_mode(tmp_path, monkeypatch, user_line):
+    from ptbench.sandbox import rootless
+    from ptbench.sandbox.support import check_task_supported
+
+    task = tmp_path / "task"
+    shutil.copytree(RUN_TASKS / "echo", task)
+    toml = (task / "task.toml").read_text()
+    (task / "task.toml").write_text(toml.replace("[agent]\n", f"[agent]\n{user_line}\n"))
+    assert not [problem for problem in check_task_supported(task) if "rootless" in problem]  # root mode: fine
+    monkeypatch.setattr(rootless.os, "geteuid", lambda: 1000)  # as an unprivileged user would run it
+    assert any("needs the local environment in root mode" in problem for problem in check_task_supported(task))
+    (task / "task.toml").write_text(toml)
+    assert not [problem for problem in check_task_supported(task) if "rootless" in problem]  # root users stay fine
+
+
 @pytest.mark.parametrize(("value", "expected"), [("true", True), ("1", True), (True, True), ("false", False)])
 def test_the_mode_is_forced_by_the_kwarg(value, expected):
     assert is_rootless(value) is expected
