@@ -5,7 +5,8 @@ machine load. Medians of several repetitions; prints a table.
 
 Targets: <= 1 s of overhead per trial, <= 10 ms per command, <= 250 ms per verifier phase.
 Run: .venv/bin/python bench/bench_local_env.py (`--disk host` without the sandbox's disk image, to see what the image
-costs).
+costs; `--compare-rootless`: root mode against rootless mode (forced by its kwarg), per trial and per command, one
+table; target: rootless within ROOTLESS_TARGET times root mode).
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ COMMAND = "true"
 TRIAL_TARGET_MS = 1000.0
 COMMAND_TARGET_MS = 10.0
 PHASE_TARGET_MS = 250.0
+ROOTLESS_TARGET = 1.5
 
 
-def make_environment(work: Path, index: int, disk: str = "image"):
+def make_environment(work: Path, index: int, disk: str = "image", rootless: bool = False):
     """A LocalEnvironment as Harbor would build it for a trial (agent log dir mounted)."""
     from harbor.models.task.config import EnvironmentConfig
     from harbor.models.trial.paths import TrialPaths
@@ -46,6 +48,7 @@ def make_environment(work: Path, index: int, disk: str = "image"):
         mounts=[{"type": "bind", "source": str(trial_paths.agent_dir), "target": "/logs/agent"}],
         sandbox_dir=str(work / "sandboxes"),
         disk=disk,
+        rootless="true" if rootless else "false",
     )
 
 
@@ -77,20 +80,21 @@ async def interleaved(
     return times
 
 
-async def measure(trials: int, commands: int, progress: Progress, disk: str = "image") -> dict[str, float]:
+async def measure(trials: int, commands: int, progress: Progress, disk: str = "image",
+                  rootless: bool = False) -> dict[str, float]:
     """Median milliseconds of each measured action and of the bare command measured alongside it."""
     with tempfile.TemporaryDirectory(prefix="ptbench-bench-") as tmp:
         work = Path(tmp)
         counter = iter(range(trials + 1))
 
         async def one_trial() -> None:
-            environment = make_environment(work, next(counter), disk)
+            environment = make_environment(work, next(counter), disk, rootless)
             await environment.start(force_build=False)
             await environment.exec(COMMAND)
             await environment.stop(delete=True)
 
         trial_ms, trial_bare_ms = await interleaved(one_trial, trials, progress, "trials (start + command + stop)")
-        environment = make_environment(work, trials, disk)
+        environment = make_environment(work, trials, disk, rootless)
         await environment.start(force_build=False)
         try:
 
@@ -139,13 +143,35 @@ def report(medians: dict[str, float], trials: int, commands: int, disk: str = "i
     return table
 
 
+def compare(root: dict[str, float], rootless: dict[str, float], trials: int, commands: int) -> Table:
+    """Root mode against rootless mode: overhead over the bare command, and their ratio."""
+    table = Table(title=f"rootless vs root mode (median overhead over the bare command; {trials} trials, {commands} "
+                        f"commands; `{COMMAND}`)")
+    for column in ("measure", "root ms", "rootless ms", "ratio", "target", "met"):
+        table.add_column(column, justify="left" if column == "measure" else "right")
+    for label, key in (("per trial: start + 1 command + stop", "trial"), ("per command", "exec"),
+                       ("per verifier phase", "phase")):
+        root_ms, rootless_ms = root[key] - root[f"{key}_bare"], rootless[key] - rootless[f"{key}_bare"]
+        ratio = rootless_ms / root_ms if root_ms > 0 else float("inf")
+        table.add_row(label, f"{root_ms:.1f}", f"{rootless_ms:.1f}", f"{ratio:.2f}x", f"{ROOTLESS_TARGET}x",
+                      "yes" if ratio <= ROOTLESS_TARGET else "NO")
+    return table
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=20, help="start/command/stop repetitions")
     parser.add_argument("--commands", type=int, default=100, help="command repetitions")
     parser.add_argument("--disk", choices=("image", "host"), default="image", help="the environment's disk kwarg")
+    parser.add_argument("--compare-rootless", action="store_true", help="root mode against rootless mode")
     args = parser.parse_args()
     console = Console()
+    if args.compare_rootless:
+        with Progress(console=console, transient=True) as progress:
+            root = asyncio.run(measure(args.trials, args.commands, progress, args.disk))
+            rootless = asyncio.run(measure(args.trials, args.commands, progress, args.disk, rootless=True))
+        console.print(compare(root, rootless, args.trials, args.commands))
+        return
     with Progress(console=console, transient=True) as progress:
         medians = asyncio.run(measure(args.trials, args.commands, progress, args.disk))
     console.print(report(medians, args.trials, args.commands, args.disk))

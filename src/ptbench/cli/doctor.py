@@ -1,5 +1,8 @@
-"""`ptbench doctor --env NAME`: one table of what a Harbor cloud environment needs on this machine (its SDK,
-credentials by name, never their values, tools, an image registry) and what of it is missing here."""
+"""`ptbench doctor`: what an environment needs or guarantees on this machine. `--env local` (the default): each
+guarantee of docs/SECURITY.md, enforced, monitored or not available in the mode that runs here (`--rootless/--root`
+to check the other), so a user checks a cluster node before submitting a campaign to it. `--env NAME` of a Harbor
+cloud environment: one table of what it needs here (its SDK, credentials by name, never their values, tools, an image
+registry) and what of it is missing."""
 
 from __future__ import annotations
 
@@ -11,9 +14,18 @@ from ptbench.errors import UserError
 
 
 def doctor(
-    env: Annotated[str, typer.Option("--env", help="a cloud environment docs/RUNNING.md names: modal, daytona, ...")],
+    env: Annotated[str, typer.Option(
+        "--env", help="local, or a cloud environment docs/RUNNING.md names: modal, daytona, ...")] = "local",
+    rootless: Annotated[bool | None, typer.Option(
+        "--rootless/--root", help="local: the mode to check (default: rootless unless run as root)")] = None,
 ) -> None:
-    """What ENV needs here and what is missing (exit code 1 when something is)."""
+    """What ENV needs or guarantees here (exit code 1 when a cloud environment misses something)."""
+    if env == "local":
+        from ptbench.sandbox.guarantees import table as guarantees
+        from ptbench.sandbox.rootless import is_rootless
+
+        print(guarantees(is_rootless(rootless)))
+        return
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text

@@ -15,6 +15,7 @@ import shlex
 from dataclasses import dataclass
 
 from ptbench.sandbox.host import HostTools
+from ptbench.sandbox.rootless import NSENTER_USER
 
 # Docker's default capability set (moby's oci/caps defaults).
 DOCKER_DEFAULT_CAPS = (
@@ -84,7 +85,8 @@ def exec_command(
     """nsenter into every namespace of the holder, drop capabilities and switch user, then `bash -c`: the
     prologue (the sandbox's `ulimit`s), cd, the command."""
     bounding = ",".join(["-all", *(f"+{cap}" for cap in caps)])
-    argv = [tools.nsenter, "-t", str(holder_pid), "-m", "-p", "-i", "-u", "-n", "-r", "-w", "--"]
+    joins = list(NSENTER_USER) if tools.rootless else []  # the user namespace first (rootless.py)
+    argv = [tools.nsenter, "-t", str(holder_pid), *joins, "-m", "-p", "-i", "-u", "-n", "-r", "-w", "--"]
     argv += [tools.setpriv, f"--bounding-set={bounding}", "--inh-caps=-all"]
     if not user.is_root:
         groups = "--init-groups" if user.name is not None else "--clear-groups"

@@ -18,6 +18,7 @@ import ipaddress
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 _FIB_TRIE = Path("/proc/net/fib_trie")
@@ -72,10 +73,11 @@ def filter_tool() -> str:
     return path
 
 
-async def load_script(nsenter: str, nft: str, pid: int, script: str) -> None:
-    """Load an nftables script into the network namespace of host pid `pid` (as the host's root, from an empty
-    environment); RuntimeError with nft's complaint if it cannot."""
-    await run_tool([nsenter, "-t", str(pid), "-n", "--", nft, "-f", "-"], "load the sandbox's packet filter",
+async def load_script(nsenter: str, nft: str, pid: int, script: str, joins: Sequence[str] = ()) -> None:
+    """Load an nftables script into the network namespace of host pid `pid` (as the host's root, or in rootless mode
+    as the owner of its user namespace, which `joins` enters first; from an empty environment); RuntimeError with
+    nft's complaint if it cannot."""
+    await run_tool([nsenter, "-t", str(pid), "-n", *joins, "--", nft, "-f", "-"], "load the sandbox's packet filter",
                    stdin=script.encode())
 
 

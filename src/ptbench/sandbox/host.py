@@ -27,6 +27,7 @@ class HostTools:
     nsenter: str
     setpriv: str
     bash: str
+    rootless: bool = False  # the sandbox runs in a user namespace of its own (rootless.py)
 
 
 # The Debian package of every host program a sandbox is built from (named in the error when one is missing).
@@ -46,12 +47,12 @@ def find_program(name: str, who: str, search: str | None = None) -> str:
     return path
 
 
-def find_tools() -> HostTools:
-    """Locate bwrap and the util-linux helpers, and check that we are root."""
+def find_tools(rootless: bool = False) -> HostTools:
+    """Locate bwrap and the util-linux helpers, and check that we are root (unless in rootless mode)."""
     who = "the local environment"
     names = ("bwrap", "nsenter", "setpriv", "bash")
-    tools = HostTools(**{name: find_program(name, who) for name in names})
-    if os.geteuid() != 0:
+    tools = HostTools(**{name: find_program(name, who) for name in names}, rootless=rootless)
+    if not rootless and os.geteuid() != 0:
         raise SandboxUnavailableError("the local environment must run as root (it joins sandboxes with nsenter)")
     return tools
 

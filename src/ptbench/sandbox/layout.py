@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ptbench.sandbox.host import HostTools, is_within, minimal_cover
+from ptbench.sandbox.rootless import HOLDER_USER
 
 SYSTEM_DIRS = ("/usr", "/etc", "/opt", "/sys")
 # Top-level names that usr-merged hosts make symlinks into /usr; recreated as the same symlinks inside.
@@ -140,6 +141,8 @@ def holder_command(
         argv += ["--ro-bind-try", path, path]
     for node in gpu_nodes:  # at /dev/<name> whatever the host's device dir (tests use fake nodes)
         argv += ["--dev-bind", str(node), f"/dev/{node.name}"]
+    if tools.rootless:  # a user namespace of its own owns the others (rootless.py)
+        argv += HOLDER_USER
     argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net"]
     argv += ["--cap-drop", "ALL", *(arg for cap in caps for arg in ("--cap-add", f"CAP_{cap.upper()}"))]
     argv += ["--seccomp", str(seccomp_fd)]

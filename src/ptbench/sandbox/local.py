@@ -9,7 +9,8 @@ loop-mounted ext4 image of the task's storage_mb, default 10 GiB; "host": a plai
 and apparent bytes, default the sandbox's storage), `forward_ports` (ports of the host's 127.0.0.1 the
 sandbox reaches at the same port of its own 127.0.0.1, e.g. a model API; see forward.py), `forward_tasks` and
 `mount_tasks` (a port, a mount target -> the task dirs whose trials get it; the others do not), `egress_hosts`
-(name=address pairs a sandbox's egress proxy resolves itself, as /etc/hosts would; egress.py), `activity_names` (a
+(name=address pairs a sandbox's egress proxy resolves itself, as /etc/hosts would; egress.py), `rootless` (true
+forces the mode chosen when not root: rootless.py), `activity_names` (a
 regex of the benchmarks' file names and hub ids the activity record keeps apart: recorder.py; `ptbench run` passes
 the integrity checks' own). Of the
 task's Dockerfile, WORKDIR, ENV, USER, COPY and the users it creates are honoured, RUN steps are not run, and what
@@ -24,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -53,6 +55,7 @@ from ptbench.sandbox.exec import (
 )
 from ptbench.sandbox.firewall import filter_tool
 from ptbench.sandbox.forward import FORWARD_DIR, HostRelay, parse_ports
+from ptbench.sandbox.guarantees import table as guarantee_table
 from ptbench.sandbox.host import (
     HostTools,
     SandboxUnavailableError,
@@ -80,6 +83,14 @@ from ptbench.sandbox.process import Holder, run_command
 from ptbench.sandbox.recorder import ActivityRecorder
 from ptbench.sandbox.recorder import hand_to_verifier as hand_activity
 from ptbench.sandbox.recorder import write_record as write_activity
+from ptbench.sandbox.rootless import (
+    DiskWatch,
+    check_user,
+    is_rootless,
+    no_new_privs,
+    pids_prologue,
+    user_problem,
+)
 from ptbench.sandbox.roots import EnvDir, base_dir, sweep_every_base
 from ptbench.sandbox.spawn import Preexec, Spawner
 from ptbench.sandbox.usage import write_usage
@@ -120,6 +131,7 @@ class LocalEnvironment(BaseEnvironment):
         mount_tasks: dict[str, list[str]] | None = None,
         forward_tasks: dict[str, list[str]] | None = None,
         egress_hosts: str | list[str] | None = None,
+        rootless: str | bool | None = None,
         activity_names: str | None = None,
         gpu_indices: str | list[str | int] | None = None,
         **kwargs: Any,
@@ -130,7 +142,10 @@ class LocalEnvironment(BaseEnvironment):
         self._gpus: list[str] = []  # this sandbox's GPUs while it runs
         if disk not in ("image", "host"):
             raise ValueError(f"the local environment's disk is 'image' or 'host', not {disk!r}")
-        self._disk_image = disk == "image"
+        self._rootless = is_rootless(rootless)  # rootless.py: no loop-mounted image, a disk watch instead
+        self._disk_image = disk == "image" and not self._rootless
+        self._watch_disk = disk == "image" and self._rootless
+        self._disk_watch: DiskWatch | None = None
         self._max_download_files = int(max_download_files)
         self._sandbox_base = base_dir(sandbox_dir)
         extra = ro_paths.split(",") if isinstance(ro_paths, str) else list(ro_paths or [])
@@ -152,6 +167,8 @@ class LocalEnvironment(BaseEnvironment):
         )
         filter_tool()  # every sandbox's connections go through the egress proxy (network.py)
         route_tool()
+        if self._rootless and (problem := user_problem(self._image.user)) is not None:
+            raise ValueError(problem)  # the Dockerfile's USER
         self._workdir = task_env_config.workdir or self._image.workdir
         self._persistent_env = {**self._image.env, **self._persistent_env}  # the task's and job's variables win
         # Harbor's log mounts (sources in the trial dir) are never bound: a host dir the sandbox can write is a
@@ -212,10 +229,13 @@ class LocalEnvironment(BaseEnvironment):
         """Harbor's CLI calls this before queueing trials: stop at once when bubblewrap is missing."""
         super().preflight(kwargs)
         try:
-            find_tools()
+            rootless = is_rootless(None)
+            find_tools(rootless)
             sandbox_seccomp.program()
         except SandboxUnavailableError as exc:
             raise SystemExit(str(exc)) from None
+        if rootless:  # what holds here differs from root mode's: say so before any trial
+            print(guarantee_table(rootless), file=sys.stderr)
 
     @property
     def capabilities(self) -> EnvironmentCapabilities:
@@ -257,7 +277,7 @@ class LocalEnvironment(BaseEnvironment):
 
     async def start(self, force_build: bool) -> None:
         """Create the private root and start the holder process; force_build has nothing to rebuild."""
-        tools = find_tools()
+        tools = find_tools(self._rootless)
         disk_tools = find_disk_tools() if self._disk_image else None
         seccomp = sandbox_seccomp.program()
         await asyncio.to_thread(sweep_every_base, self._sandbox_base)
@@ -292,12 +312,17 @@ class LocalEnvironment(BaseEnvironment):
             # Commands get the seccomp filter (and on cgroup v1 the cgroups) from their spawner thread; the
             # holder gets the filter from bwrap, which needs the denied syscalls to build the sandbox.
             thread_steps = [enforced.join] if enforced.joins_by_thread else []
+            thread_steps += [no_new_privs] if self._rootless else []
             self._spawner = Spawner(self.session_id, [*thread_steps, sandbox_seccomp.installer()])
             await self._spawner.ready()
             self._env_dir, self._tools, self._holder_binds = env_dir, tools, binds
             verifier = is_separate_verifier(self.session_id, self.trial_paths.trial_dir)
             self._egress.open(Path(self.trial_paths.trial_dir), "verifier" if verifier else "agent")
             await self._start_holder(seccomp)
+            if self._watch_disk:
+                self._disk_watch = DiskWatch(env_dir.root, self._storage, Path(self.trial_paths.trial_dir),
+                                             self._kill_holder)
+                self._disk_watch.start()
             if self._activity is not None and self._holder is not None:
                 await asyncio.to_thread(self._activity.attach, self._holder.child_pid)
         except BaseException:
@@ -347,7 +372,7 @@ class LocalEnvironment(BaseEnvironment):
             ),
             READY,
             env_dir.holder_log,
-            _chain(enforced.spawn_step, HolderBoundingSet(capability_set())),
+            enforced.spawn_step if tools.rootless else _chain(enforced.spawn_step, HolderBoundingSet(capability_set())),
             seccomp_program=seccomp,
         )
         self._network = await self._egress.attach(tools, self._holder.child_pid)
@@ -379,6 +404,9 @@ class LocalEnvironment(BaseEnvironment):
     async def stop(self, delete: bool) -> None:
         """Kill every process of the sandbox; remove its root when delete, else keep it for inspection."""
         self._close_decoys()
+        watch, self._disk_watch = self._disk_watch, None
+        if watch is not None:
+            await watch.close()
         await self._stop_processes()
         await self._finish_activity()
         await asyncio.to_thread(self._record_usage)  # an agent phase that no verifier ended (a timeout, say)
@@ -409,7 +437,9 @@ class LocalEnvironment(BaseEnvironment):
         self._fresh = False
         named = self._resolve_user(user)
         who = self._image.users.resolve(self._image.user if named is None else named)  # the Dockerfile's USER
-        if not who.is_root and who.uid not in self._claimed_uids:
+        if self._rootless:
+            check_user(who.uid, who.name)
+        elif not who.is_root and who.uid not in self._claimed_uids:
             await asyncio.to_thread(self._claim_for, who)
         enforced, spawner = self._enforced, self._spawner
         assert enforced is not None and spawner is not None
@@ -420,7 +450,7 @@ class LocalEnvironment(BaseEnvironment):
             capability_set(),
             cwd or self._workdir,
             command,
-            prologue=enforced.shell_prologue(),
+            prologue=enforced.shell_prologue() + (pids_prologue(self._limits.pids) if self._rootless else ""),
         )
         environment = clean_environment(who, self._path_first, self._merge_env(env))
         preexec = None if enforced.joins_by_thread else enforced.join  # cgroup v2: per process only
@@ -430,8 +460,15 @@ class LocalEnvironment(BaseEnvironment):
         self._check_alive()
         return ExecResult(stdout=result.stdout, stderr=result.stderr, return_code=result.return_code)
 
+    async def _kill_holder(self) -> None:
+        """Stop every process of the sandbox (the disk watch's verdict); later commands say why."""
+        if self._holder is not None:
+            await self._holder.stop()
+
     def _check_alive(self) -> None:
         """A sandbox whose first process died (killed from inside, or by the OOM killer) ran nothing: say so."""
+        if self._disk_watch is not None and self._disk_watch.message is not None:
+            raise RuntimeError(self._disk_watch.message)
         if self._holder is not None and not self._holder.is_alive():
             raise RuntimeError(
                 f"the sandbox of {self.session_id} died (its first process was killed); every process in it is gone"

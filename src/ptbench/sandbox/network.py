@@ -19,6 +19,7 @@ name is decided on that name and dialled by it). IPv6 has no route (ENETUNREACH 
 from __future__ import annotations
 
 import asyncio
+import functools
 import ipaddress
 import os
 import shutil
@@ -30,7 +31,7 @@ from dataclasses import dataclass, field
 from ptbench.egress.dns import answer_query
 from ptbench.egress.proxy import EgressProxy, ProxyServer
 from ptbench.egress.record import CUT_CONNECTIONS, EgressEvent
-from ptbench.sandbox import firewall, udplog
+from ptbench.sandbox import firewall, rootless, udplog
 from ptbench.sandbox.host import HostTools
 
 FAKE_NETWORK = ipaddress.IPv4Network("198.19.0.0/16")
@@ -163,9 +164,11 @@ class SandboxNetwork:
     async def start(cls, tools: HostTools, pid: int, proxy: EgressProxy,
                     addresses: FakeAddresses) -> SandboxNetwork:
         """Route, listen and load the table in the namespace of host pid `pid`; return once all are in place."""
-        await firewall.run_tool([tools.nsenter, "-t", str(pid), "-n", "--", route_tool(), "route", "add", "default",
-                                 "dev", "lo", "src", "127.0.0.1"], "route the sandbox's network")
-        listener, datagrams, log = await asyncio.to_thread(sockets_in, pid)
+        joins = rootless.NSENTER_USER if tools.rootless else ()  # its user namespace first
+        await firewall.run_tool([tools.nsenter, "-t", str(pid), "-n", *joins, "--", route_tool(), "route", "add",
+                                 "default", "dev", "lo", "src", "127.0.0.1"], "route the sandbox's network")
+        make = functools.partial(rootless.sockets_in, tools.nsenter) if tools.rootless else sockets_in
+        listener, datagrams, log = await asyncio.to_thread(make, pid)
         loop = asyncio.get_running_loop()
         try:
             udplog.bind_group(log)
@@ -180,7 +183,7 @@ class SandboxNetwork:
         network = cls(proxy, server, dns, log, udp)
         try:
             await firewall.load_script(tools.nsenter, firewall.filter_tool(), pid,
-                                       ruleset(listener.getsockname()[1], datagrams.getsockname()[1]))
+                                       ruleset(listener.getsockname()[1], datagrams.getsockname()[1]), joins)
         except BaseException:
             await network.stop()
             raise

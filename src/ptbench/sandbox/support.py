@@ -28,6 +28,7 @@ from pydantic import ValidationError
 
 from ptbench.errors import first_line, validation_line
 from ptbench.sandbox.local import LocalEnvironment
+from ptbench.sandbox.rootless import is_rootless, user_problem
 
 
 def check_task_supported(task_dir: Path) -> list[str]:
@@ -40,7 +41,7 @@ def check_task_supported(task_dir: Path) -> list[str]:
     except ValueError as exc:
         return [f"{task_dir}/task.toml is invalid: {_first_line(exc)}"]
     paths = TaskPaths(task_dir)
-    problems = _sidecar_problems(config)
+    problems = _sidecar_problems(config) + _rootless_problems(config)
     for step in config.steps or [None]:
         try:
             problems += _step_problems(config, paths, step)
@@ -56,6 +57,15 @@ def _sidecar_problems(config: TaskConfig) -> list[str]:
     if not services:
         return []
     return [f"the local environment has no compose services ({', '.join(sorted(services))})"]
+
+
+def _rootless_problems(config: TaskConfig) -> list[str]:
+    """In rootless mode (not root here), the task's agent and verifier users must be root (rootless.py)."""
+    if not is_rootless(None):
+        return []
+    phases = [config.agent, config.verifier, *(phase for step in config.steps or [] for phase in (step.agent,
+                                                                                                   step.verifier))]
+    return [problem for phase in phases if (problem := user_problem(phase.user)) is not None]
 
 
 def _step_problems(config: TaskConfig, paths: TaskPaths, step: StepConfig | None) -> list[str]:
