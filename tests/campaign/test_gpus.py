@@ -12,10 +12,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from campaign_helpers import GPUSEEN, campaign_cli, status, submit, write_campaign
 from slurm_cluster import SlurmCluster, make_fake_gpus
 from tests.conftest import run_cli
 
-from conftest import GPUSEEN, campaign_cli, status, submit, write_campaign
 from ptbench.sandbox import gpus
 
 pytestmark = pytest.mark.heavy(60)
@@ -105,7 +105,7 @@ def test_concurrent_local_trials_see_only_their_own_gpu(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def slurm(tmp_path_factory: pytest.TempPathFactory):
-    from conftest import slurm_available, slurm_cluster
+    from slurm_cluster import slurm_available, slurm_cluster
 
     why = slurm_available()
     if why:

@@ -7,8 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from conftest import (
+from campaign_helpers import (
     HELLO,
     NAPPING,
     campaign_cli,

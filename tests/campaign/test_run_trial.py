@@ -11,8 +11,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from campaign_helpers import FAILING, HELLO, campaign_cli, write_campaign
 
-from conftest import FAILING, HELLO, campaign_cli, write_campaign
 from ptbench.campaign import prepare
 from ptbench.campaign.execute import EXIT_RETRY
 from ptbench.campaign.failures import AGENT_OUTCOMES, INFRASTRUCTURE, outcome_of

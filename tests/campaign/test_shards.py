@@ -10,8 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from conftest import HELLO, campaign_cli, status, store_trials, write_campaign
+from campaign_helpers import HELLO, campaign_cli, status, store_trials, write_campaign
 
 pytestmark = pytest.mark.heavy(30)
 

@@ -10,9 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from slurm_cluster import SlurmCluster
-
-from conftest import (
+from campaign_helpers import (
     HELLO,
     NAPPING,
     campaign_cli,
@@ -25,6 +23,7 @@ from conftest import (
     wait_for,
     write_campaign,
 )
+from slurm_cluster import SlurmCluster
 
 pytestmark = pytest.mark.heavy(150)
 

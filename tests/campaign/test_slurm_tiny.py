@@ -10,10 +10,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from campaign_helpers import campaign_cli, status, store_trials, submit
 from slurm_cluster import SlurmCluster
 from tests.conftest import run_cli
-
-from conftest import campaign_cli, status, store_trials, submit
 
 pytestmark = [pytest.mark.slow, pytest.mark.heavy(420)]
 

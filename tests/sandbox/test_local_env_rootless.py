@@ -25,6 +25,7 @@ from ptbench.sandbox.rootless import apparent_bytes, is_rootless
 USER_PATH = "PATH=/usr/bin:/bin:/usr/sbin"  # nft and ip live in sbin, which many distros leave off a user's PATH
 CHILD = Path(__file__).with_name("rootless_child.py")
 RUN_TASKS = Path(__file__).resolve().parent.parent / "fixtures" / "run_tasks"
+REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("useradd") is None,
                                 reason="makes an unprivileged user: needs root and useradd")
 
@@ -33,7 +34,9 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("useradd") is 
 def user() -> Iterator[str]:
     name = f"ptbench-test-{uuid.uuid4().hex[:6]}"
     subprocess.run(["useradd", "-M", "-r", name], check=True, capture_output=True, timeout=60)
-    opened = [path for path in _above(sys.base_prefix) if not os.stat(path).st_mode & 0o001]
+    # the interpreter's prefix, the venv and the checkout (CI's clone may sit in a mode-700 temp dir)
+    above = dict.fromkeys(_above(sys.base_prefix) + _above(sys.prefix) + _above(str(REPO)))
+    opened = [path for path in above if not os.stat(path).st_mode & 0o001]
     modes = {path: os.stat(path).st_mode & 0o7777 for path in opened}
     for path in opened:
         os.chmod(path, modes[path] | 0o001)

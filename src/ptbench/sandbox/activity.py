@@ -48,6 +48,15 @@ _HARNESS = re.compile(r"(?:^|/)ptbench/(?:verify|catalog|models|integrity|benchm
 _CODE = (".py", ".pth", ".jinja", ".sh")
 
 
+def utf8(text: str) -> str:
+    """A name as the kernel gave it, valid UTF-8: bytes that are not (os.fsdecode's surrogates) shown as \\xNN."""
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate os.fsdecode does not make
+        raw = text.encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "backslashreplace")
+
+
 class PathActivity(BaseModel):
     """One (path, op) and how often it happened."""
 
@@ -150,6 +159,7 @@ class ActivityBook:
 
     def add(self, op: Op, path: str, at: float, argv: list[str] | None) -> None:
         """One open or write of `path` by a process whose command line was `argv` (None: not known)."""
+        path, argv = utf8(path), None if argv is None else [utf8(arg) for arg in argv]
         self.events += 1
         key = (path, op)
         if relevant(path, op, self._places, self._names):
@@ -176,6 +186,7 @@ class ActivityBook:
 
     def add_exec(self, path: str, argv: list[str] | None, at: float) -> None:
         """One program run (its argv None when the process ended before it was read)."""
+        path, argv = utf8(path), None if argv is None else [utf8(arg) for arg in argv]
         shown = tuple(bounded_argv(argv)) if argv is not None else None
         key = (path, shown)
         entry = self._execs.get(key)
