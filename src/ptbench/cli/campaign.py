@@ -131,17 +131,9 @@ def status(directory: DirArg, as_json: Annotated[bool, typer.Option("--json", he
         if t.scheduler_job:
             detail = f"job {t.scheduler_job} {t.scheduler_state or ''} {detail}".strip()
         attempts = ", ".join(f"{a.number}:{a.status or a.outcome}" for a in t.attempts)
-        table.add_row(str(t.index), t.id, t.state, "" if t.score is None else f"{t.score:.3f}", _visible(attempts),
-                      _visible(detail))
+        table.add_row(str(t.index), t.id, t.state, "" if t.score is None else f"{t.score:.3f}", attempts, detail)
     console().print(table)
     print(_summary(view))
-
-
-def _visible(text: str) -> str:
-    """Trial-controlled text (a reason from a trial's files) with control characters shown as escapes, no markup."""
-    from rich.markup import escape
-
-    return escape("".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text))
 
 
 def _summary(view: CampaignView) -> str:

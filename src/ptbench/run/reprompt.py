@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from ptbench.agents.harbor import GeminiCli, OpenCode
 from ptbench.catalog.timer import STAMP_ENV, STAMP_PATH, AgentStartStamp
-from ptbench.files import write_model_json
+from ptbench.files import parse_json, read_untrusted_text, write_model_json
 
 DEFAULT_THRESHOLD_MINUTES = 30.0
 DEFAULT_MAX_REPROMPTS = 50
@@ -39,6 +39,8 @@ CONTINUATION = ("You still have {hours}h {minutes}m remaining. Please continue i
                 "performance.")
 """PostTrainBench's continuation prompt, word for word."""
 CONTINUATION_START = "You still have "
+TRAJECTORY_BYTES = 32 << 20  # as traces reads one
+"""The largest trajectory.json the wrapper adds its resumptions to (a larger one is left as the CLI wrote it)."""
 
 
 class RepromptEvent(BaseModel):
@@ -145,9 +147,9 @@ class _Reprompting:
         super().populate_context_post_run(context)  # type: ignore[misc]
         path = Path(self.logs_dir) / "trajectory.json"  # type: ignore[attr-defined]
         if self._record.events and path.is_file():
-            try:
-                trajectory = json.loads(path.read_text())
-            except (OSError, ValueError):
+            try:  # the CLI's own record of a hostile session: read capped, never through a link, depth-limited
+                trajectory = parse_json(read_untrusted_text(path, TRAJECTORY_BYTES))
+            except (OSError, ValueError):  # UnsafeFile and JsonTooDeep are ValueErrors
                 return
             if isinstance(trajectory, dict) and isinstance(trajectory.get("steps"), list):
                 trajectory["steps"] = with_reprompt_steps(trajectory["steps"], self._record.events)
