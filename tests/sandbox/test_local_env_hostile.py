@@ -200,3 +200,67 @@ def test_a_sandbox_killed_during_a_command_is_reported_as_dead(tmp_path):
             await sandbox.exec("kill -9 $(cat /proc/1/task/1/children) 1 2>/dev/null; sleep 5")
 
     in_env(env, scenario)
+
+
+def test_a_sweep_races_owners_that_create_and_remove_their_dirs(tmp_path):
+    """Another run's sandboxes come and go while a sweep looks at them (the cold CI: a sweep's lstat of a lock that
+    its owner had just removed failed a verifier's environment start): every step a sweep takes on a candidate may
+    find it gone, and none of them may raise. Owners in a thread make and remove their dirs as fast as they can;
+    the sweep passes over them until 300 candidates were seen going (the old code failed within them)."""
+    import threading
+
+    base = base_dir(str(tmp_path / "sandboxes"))
+    stop = threading.Event()
+    made = [0]
+
+    def owners() -> None:
+        while not stop.is_set():
+            env_dir = EnvDir(base, "racing")
+            env_dir.remove()
+            made[0] += 1
+
+    thread = threading.Thread(target=owners, daemon=True)
+    thread.start()
+    try:
+        while made[0] < 300:
+            assert sweep_stale(base, min_age=30.0) == []  # the owners are alive and young: nothing is removed
+    finally:
+        stop.set()
+        thread.join()
+
+
+def test_a_sweep_never_makes_again_a_base_whose_run_is_removing_it(tmp_path):
+    """Every base dir a sandbox used is listed host-wide, and each start sweeps them all: a listed base that its run
+    is removing (a test's temp tree, a job dir) is looked at as it is, never created again under that run's rmtree.
+    Runs in a thread register their base and remove their whole tree as fast as they can while sweeps pass."""
+    import shutil
+    import threading
+
+    from ptbench.sandbox.fs.roots import sweep_every_base
+
+    current = base_dir(str(tmp_path / "current"))
+    stop = threading.Event()
+    runs = [0]
+    failures: list[BaseException] = []
+
+    def runs_that_come_and_go() -> None:
+        while not stop.is_set():
+            tree = tmp_path / f"run{runs[0]}"
+            try:
+                sweep_every_base(base_dir(str(tree / "sandboxes")))
+                shutil.rmtree(tree)
+            except BaseException as exc:  # noqa: BLE001 - reported by the test
+                failures.append(exc)
+                return
+            runs[0] += 1
+
+    thread = threading.Thread(target=runs_that_come_and_go, daemon=True)
+    thread.start()
+    try:
+        while runs[0] < 60 and not failures:
+            sweep_every_base(current)
+    finally:
+        stop.set()
+        thread.join()
+    assert failures == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["current"]  # no run's tree was made again

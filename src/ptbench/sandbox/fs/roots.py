@@ -53,6 +53,13 @@ def base_dir(configured: str | None = None) -> Path:
         _check_ancestors(base)
     with contextlib.suppress(FileExistsError):
         os.mkdir(base, 0o700)
+    return checked_base(base)
+
+
+def checked_base(base: Path) -> Path:
+    """`base` as it is, never created: UnsafeBaseDirError unless it is a directory of ours alone (mode 0700);
+    OSError when it is not there."""
+    _check_ancestors(base)
     info = os.lstat(base)
     if stat.S_ISLNK(info.st_mode):
         raise UnsafeBaseDirError(f"the sandbox base dir {base} is a symlink; refusing to follow it")
@@ -155,11 +162,16 @@ def sweep_stale(base: Path, min_age: float = 0.0) -> list[Path]:
     except (FileNotFoundError, NotADirectoryError):  # none yet, or the last environment just removed it as empty
         return removed
     for candidate in candidates:
-        if candidate.is_symlink():
-            continue
-        if not (candidate / "lock").is_file() or (candidate / "lock").is_symlink():
-            continue  # not one of ours, or a dir whose creator has not made its lock yet
-        if min_age and time.time() - (candidate / "lock").lstat().st_mtime < min_age:
+        # its owner may remove it at any step: one lstat decides, and a lock that is gone is an owner that finished
+        try:
+            if not stat.S_ISDIR(os.lstat(candidate).st_mode):
+                continue
+            lock_info = os.lstat(candidate / "lock")
+        except OSError:
+            continue  # gone, or a dir whose creator has not made its lock yet
+        if not stat.S_ISREG(lock_info.st_mode):
+            continue  # not one of ours
+        if min_age and time.time() - lock_info.st_mtime < min_age:
             continue
         lock = _dir_lock(candidate)
         try:
@@ -216,14 +228,14 @@ def sweep_every_base(current: Path) -> list[Path]:
             continue
         if not listed.is_absolute():
             continue
-        if not listed.exists():
+        try:  # a listed base is looked at as it is, never made again: its run may be removing its whole tree
+            checked = checked_base(listed)
+        except FileNotFoundError:
             entry.unlink(missing_ok=True)
             continue
-        try:
-            own = listed == current
-            removed += sweep_stale(base_dir(str(listed)), 0.0 if own else FOREIGN_GRACE_SECONDS)
-        except UnsafeBaseDirError:
+        except (UnsafeBaseDirError, OSError):
             continue
+        removed += sweep_stale(checked, 0.0 if listed == current else FOREIGN_GRACE_SECONDS)
     return removed
 
 
