@@ -48,6 +48,12 @@ class Settings(BaseSettings):
     reference_config: Path | None = Field(
         None, description="Recipe config file for `ptbench reference` (its --config option)."
     )
+    reference_max_steps: int | None = Field(
+        None,
+        ge=1,
+        description="At most this many SFT steps and GRPO steps a stage in `ptbench reference` (its --max-steps: "
+        "a smoke run of a campaign's reference trials, whatever their budget).",
+    )
     verify_max_tokens: int | None = Field(
         None, gt=0, description="--max-tokens of `ptbench verify` (the demo sets it for the verifier)."
     )

@@ -6,9 +6,11 @@ its honest model and under a forbidden one. An honest trial checks the timer, lo
 training script, evaluates on the dev split, saves the model and its results.json; it must end `ok` with the
 submission scored, its trajectory stored and read by `traces`, its token usage in the store and the integrity checks
 passed on its logs. A forbidden trial (it reads the verifier's files) is flagged from that agent's own log format.
-Beside it, a second job runs each agent's honest trial on humaneval-tiny exported with a data directory (the same API:
+Beside it, a second job runs one agent's honest trial on humaneval-tiny exported with a data directory (the same API:
 the script trains on the benchmark's data dir; HumanEval has no dev split to evaluate on); its likelihood check scores
-the tiny tier's items. A third job runs Harbor's terminus-2 on the frogs task: it calls the model from the host
+the tiny tier's items. One agent is enough there: what each CLI does differently (its requests, its log, its commands)
+the frogs job shows for all four, and what humaneval adds (the data directory, the model-side check) is the task's.
+A third job runs Harbor's terminus-2 on the frogs task: it calls the model from the host
 (LiteLLM, the fake API's Chat Completions) and must end verified with its trajectory stored. The fixture prints each
 trial's agent-phase and verifier seconds and tokens (bench/bench_agents.py turns them into a table)."""
 
@@ -33,6 +35,8 @@ pytestmark = pytest.mark.heavy(440)
 
 FROGS, HUMANEVAL = "frogs-single-tiny", "humaneval-tiny"
 TERMINUS = "terminus-2@openai/scripted"
+HUMANEVAL_AGENT = "codex"
+"""The agent of the humaneval job."""
 AGENTS = {  # the honest run's NAME@MODEL and the forbidden run's (a model of its own: OpenCode's must be in its list)
     "codex": ("codex@gpt-5", "codex@scripted-forbidden"),
     "claude-code": ("claude-code@claude-sonnet-4-5", "claude-code@claude-scripted-forbidden"),
@@ -167,7 +171,7 @@ def job(tmp_path_factory, tasks, cli, codex_cli) -> SimpleNamespace:
             tmp_path_factory.mktemp("agents"),
             {
                 FROGS: ([frogs], [spec for pair in AGENTS.values() for spec in pair], settings),
-                HUMANEVAL: ([humaneval], [honest for honest, _ in AGENTS.values()], settings),
+                HUMANEVAL: ([humaneval], [AGENTS[HUMANEVAL_AGENT][0]], settings),
                 "terminus": ([frogs], [TERMINUS], terminus),
             },
             api,
@@ -179,7 +183,7 @@ def job(tmp_path_factory, tasks, cli, codex_cli) -> SimpleNamespace:
         return SimpleNamespace(trials=trials, port=api.port, requests=list(api.requests))
 
 
-HONEST_RUNS = [(name, task) for task in (FROGS, HUMANEVAL) for name in AGENTS]
+HONEST_RUNS = [*((name, FROGS) for name in AGENTS), (HUMANEVAL_AGENT, HUMANEVAL)]
 
 
 def _checks(trial: SimpleNamespace) -> dict[str, dict]:

@@ -29,12 +29,12 @@ def test_the_tiny_campaign_runs_on_slurm_from_submit_to_report(
     )
     text = (EXAMPLES / "tiny-slurm.toml").read_text()
     assert re.search(r"^\[budget\]", text, re.M) is None
-    # a smoke run of the real matrix: the agent's hours cut (the reference recipe trains until its deadline: at a
-    # load of 16, 0.03 h ran out of time) and the verifier's answers capped (the tiny model never stops on its own;
-    # it scores 0 either way)
+    # a smoke run of the real matrix: the reference recipe cut to two steps a stage (it would train until its
+    # deadline), the agent's hours cut to a bound it stays far inside, and the verifier's answers capped (the tiny
+    # model never stops on its own; it scores 0 either way)
     text += (
         "\n[budget]\nagent_hours = 0.04\nverifier_hours = 0.25\n\n[environment]\n"
-        'env = { PTBENCH_VERIFY_MAX_TOKENS = "16" }\n'
+        'env = { PTBENCH_VERIFY_MAX_TOKENS = "16", PTBENCH_REFERENCE_MAX_STEPS = "2" }\n'
     )
     (folder / "tiny-slurm.toml").write_text(text)
     env = {**slurm.env, "PTBENCH_SLURM_PARTITION": "debug"}

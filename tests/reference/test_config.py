@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,6 +19,7 @@ from ptbench.reference.config import (
     BenchmarkRecipe,
     FrogsRecipe,
     GrpoSettings,
+    capped,
     dump_recipe,
     load_recipe,
     recipe_for,
@@ -102,6 +104,35 @@ def test_cli_shows_the_config_and_reports_bad_input(cli, tmp_path: Path) -> None
     (tmp_path / "bad.json").write_text('{"kind": "frogs"}')
     bad = cli("reference", str(spec), "--config", str(tmp_path / "bad.json"), "--show-config")
     assert bad.returncode == 2 and "invalid recipe config" in bad.stderr and "Traceback" not in bad.stderr
+
+
+STEP_CAP_TASKS = ["frogs-single-tiny", "frogs-multi-tiny", "gsm8k-tiny", "frogs-single-qwen3-8b", "gsm8k-qwen3-1.7b"]
+
+
+@pytest.mark.parametrize("task", STEP_CAP_TASKS)
+def test_a_step_cap_cuts_every_stage_and_keeps_the_rest(task: str) -> None:
+    recipe = recipe_for(get_task(task))
+    cut = capped(recipe, 2)
+    assert cut.sft.max_steps == min(recipe.sft.max_steps, 2) and cut.sft.eval_every <= cut.sft.max_steps
+    if isinstance(recipe, FrogsRecipe):
+        assert isinstance(cut, FrogsRecipe)
+        assert [stage.steps for stage in cut.curriculum] == [min(stage.steps, 2) for stage in recipe.curriculum]
+        assert [stage.n for stage in cut.curriculum] == [stage.n for stage in recipe.curriculum]
+    stages = len(recipe.curriculum) if isinstance(recipe, FrogsRecipe) else 0
+    moved: dict[str, Any] = {"sft": {"max_steps", "eval_every"}, "curriculum": {i: {"steps"} for i in range(stages)}}
+    assert cut.model_dump(exclude=moved) == recipe.model_dump(exclude=moved)  # nothing else moves
+    assert capped(recipe, 10**6) == recipe  # a cap above the recipe's own steps changes nothing
+
+
+def test_the_cli_caps_steps_by_option_or_variable(cli) -> None:
+    by_option = cli("reference", "frogs-single-tiny", "--max-steps", "3", "--show-config")
+    assert by_option.returncode == 0, by_option.stderr
+    assert FrogsRecipe.model_validate_json(by_option.stdout) == capped(TINY_FROGS, 3)
+    by_variable = cli("reference", "gsm8k-tiny", "--show-config", env={"PTBENCH_REFERENCE_MAX_STEPS": "4"})
+    assert by_variable.returncode == 0, by_variable.stderr
+    assert BenchmarkRecipe.model_validate_json(by_variable.stdout) == capped(TINY_BENCHMARK, 4)
+    bad = cli("reference", "gsm8k-tiny", "--show-config", env={"PTBENCH_REFERENCE_MAX_STEPS": "0"})
+    assert bad.returncode == 2 and "PTBENCH_REFERENCE_MAX_STEPS" in bad.stderr and "Traceback" not in bad.stderr
 
 
 def test_a_cuda_recipe_without_a_gpu_is_one_line(cli, tmp_path: Path) -> None:

@@ -54,6 +54,15 @@ def reference(
     report: Annotated[
         Path | None, typer.Option("--report", help="where to write reference_report.json (default: beside --out)")
     ] = None,
+    max_steps: Annotated[
+        int | None,
+        typer.Option(
+            "--max-steps",
+            min=1,
+            help="at most N SFT steps and N GRPO steps a stage: a smoke run of the whole path "
+            "(default $PTBENCH_REFERENCE_MAX_STEPS; unset: the recipe's own)",
+        ),
+    ] = None,
     show_config: Annotated[bool, typer.Option("--show-config", help="print the recipe JSON and exit")] = False,
     force: Annotated[bool, typer.Option("--force", help="replace a non-empty --out")] = False,
 ) -> None:
@@ -70,6 +79,7 @@ def reference(
     The configuration (CPU for the tiny model, GPU for real ones) follows from the task.
     """
     from ptbench.reference.config import (  # startup: not needed by `ptbench --help`
+        capped,
         load_recipe,
         recipe_for,
     )
@@ -82,6 +92,9 @@ def reference(
     config = config or settings().reference_config
     data_dir = data_dir or settings().data_dir
     recipe = load_recipe(config) if config is not None else recipe_for(spec)
+    max_steps = max_steps or settings().reference_max_steps
+    if max_steps is not None:
+        recipe = capped(recipe, max_steps)
     if show_config:
         print(recipe.model_dump_json(indent=2))
         return

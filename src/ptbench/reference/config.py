@@ -312,6 +312,18 @@ def recipe_for(spec: TaskSpec) -> FrogsRecipe | BenchmarkRecipe:
     return _gpu_frogs(spec.base_model, sizes, mode)
 
 
+def capped(recipe: FrogsRecipe | BenchmarkRecipe, max_steps: int) -> FrogsRecipe | BenchmarkRecipe:
+    """The recipe cut to at most `max_steps` SFT steps and GRPO steps a stage, evaluated at least once on the way
+    (a smoke run: every stage of the recipe's path, each cut short; the model is saved as ever)."""
+    sft = recipe.sft.model_copy(
+        update={"max_steps": min(recipe.sft.max_steps, max_steps), "eval_every": min(recipe.sft.eval_every, max_steps)}
+    )
+    if isinstance(recipe, BenchmarkRecipe):
+        return recipe.model_copy(update={"sft": sft})
+    stages = tuple(stage.model_copy(update={"steps": min(stage.steps, max_steps)}) for stage in recipe.curriculum)
+    return recipe.model_copy(update={"sft": sft, "curriculum": stages})
+
+
 def load_recipe(path: Path) -> FrogsRecipe | BenchmarkRecipe:
     """A recipe from a JSON file (a UserError when missing or invalid)."""
     if not path.is_file():
