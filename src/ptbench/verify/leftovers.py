@@ -7,11 +7,11 @@ Seen from inside the environment's PID namespace, with the pid, parent and sessi
   So do their sessions (each command's session leader is its nsenter, outside: session 0), as pid 1's (bwrap's
   session, outside: 0). An orphan is reparented to pid 1 and keeps session 0: it differs from the holder in its pid
   alone.
-- **A container** (podman, docker; runc calls setsid for every process it starts): pid 1 is the CMD (Harbor's
-  `sh -c "sleep infinity"`, whose child `sleep` is not pid 2: the engine's own short-lived helpers took 2 to 5 in
-  podman 4.3 here) or an init (catatonit, docker-init/tini) whose child is the CMD. pid 1 leads session 1, and what
-  it starts stays in it. Every `exec` is a session of its own (its session leader's pid), with parent 0; an orphan
-  keeps its session, and a setsid'd daemon makes one.
+- **A container** (measured: podman 4.3 with runc): pid 1 is the CMD (Harbor's `sh -c "sleep infinity"`, whose
+  child `sleep` was pid 6: 2 to 5 were the engine's own short-lived processes, gone by then) or, with `--init`, an
+  init (catatonit; docker-init/tini alike, not measured here: no Docker daemon) whose child is the CMD. pid 1 leads
+  session 1, and what it starts stays in it. Every `exec` leads a session of its own (runc calls setsid), with
+  parent 0; an orphan keeps its session, and a setsid'd daemon makes one.
 
 The environment's own are therefore pid 1, pid 2 when its parent is pid 1, and every process of session 1 when pid
 1 leads it. An agent's process can be none of them:
