@@ -106,6 +106,11 @@ class Settings(BaseSettings):
         description="The verifier's code sandbox (sandbox/code/launch.py): bwrap, landlock, or auto (bwrap where it "
         "starts, else landlock).",
     )
+    stop_others: bool = Field(
+        False,
+        description="`ptbench handoff-record` first stops the agent's leftover processes (its --stop-others): set by "
+        "`ptbench run` on the local environment, docker and podman, passed from the host by exported tasks.",
+    )
     scan_memory_mb: int | None = Field(
         None, gt=0, description="Memory limit (MiB) of each integrity check's child; default 2048."
     )

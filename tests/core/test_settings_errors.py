@@ -31,8 +31,9 @@ READINGS = {
     "code_sandbox": ("landlock", "landlock"),
     "scan_memory_mb": ("512", 512),
     "sandbox_storage_mb": ("2048", 2048),
+    "stop_others": ("1", True),
 }
-UNSET = {"code_sandbox": "auto"}
+UNSET = {"code_sandbox": "auto", "stop_others": False}
 
 
 @pytest.mark.parametrize("field", sorted(Settings.model_fields))
@@ -64,6 +65,7 @@ BAD = [
     ("sandbox_storage_mb", "0"),
     ("code_sandbox", "nsjail"),
     ("code_sandbox", "BWRAP "),
+    ("stop_others", "maybe"),
 ]
 
 
@@ -86,6 +88,7 @@ def test_the_known_variable_names_are_unchanged() -> None:
         "PTBENCH_SLURM_PARTITION",
         "PTBENCH_CODE_SANDBOX",
         "PTBENCH_SCAN_MEMORY_MB",
+        "PTBENCH_STOP_OTHERS",
     }
 
 

@@ -61,8 +61,9 @@ def test_every_task_is_a_valid_harbor_task(exported: Path):
         assert artifacts[:3] == ["/app", "/logs/agent", submission]
         assert ("/app/results.json" in artifacts) == name.startswith("frogs-")
         tinker = {"TINKER_API_KEY", "TINKER_BASE_URL"} if spec.backend == "tinker" else set()
-        # the service's key, or a local server's address and key (`ptbench run --tinker local`); unset is empty
-        assert env.env == {key: f"${{{key}:-}}" for key in tinker} | (
+        # the service's key, or a local server's address and key (`ptbench run --tinker local`), and whether the
+        # hand-off hook stops the agent's leftovers (the host's: ptbench run sets it where safe); unset is empty
+        assert env.env == {key: f"${{{key}:-}}" for key in (*tinker, "PTBENCH_STOP_OTHERS")} | (
             {"PTBENCH_DATA_DIR": env.env["PTBENCH_DATA_DIR"]} if "PTBENCH_DATA_DIR" in env.env else {}
         )
         judged = spec.benchmark in ("arena-hard-writing", "healthbench")

@@ -184,14 +184,15 @@ def test_jobs_without_a_tiny_task_are_unchanged(tmp_path, cached_tiny):
     plain = shutil.copytree(RUN_TASKS / "echo", tmp_path / "plain")
     (plain / "tests" / "task.json").unlink()  # a Harbor task, not a ptbench one: no base model
     config = tiny_job(tmp_path, jobs.resolve_environment("local"), tasks=[str(plain)])
-    assert not calls and "ro_paths" not in config.environment.kwargs and not config.environment.env
+    assert not calls and "ro_paths" not in config.environment.kwargs
+    assert config.environment.env == {"PTBENCH_STOP_OTHERS": "1"}  # the hand-off hook's, on every local job
 
 
 def test_other_environments_are_warned_that_the_sandbox_builds_the_tiny_model(tmp_path, cached_tiny, capsys):
     _, calls = cached_tiny
     config = tiny_job(tmp_path, jobs.resolve_environment("docker"))
     err = capsys.readouterr().err
-    assert not calls and not config.environment.env
+    assert not calls and config.environment.env == {"PTBENCH_STOP_OTHERS": "1"}  # no cache; the hook's as locally
     assert len(err.strip().splitlines()) == 1 and "tiny" in err and "frogs-single-tiny" in err
 
 
@@ -210,4 +211,8 @@ def test_the_demo_binds_the_tiny_model_with_the_same_function(tmp_path, cached_t
     assert used
     sibling = model.parents[1] / "tiny-instruct-v1" / SIBLING
     assert config.environment.kwargs["ro_paths"] == [str(model.resolve()), str(sibling.resolve()), str(extra)]
-    assert config.environment.env == {"PTBENCH_CACHE": str(model.parents[2].resolve()), "X": "1"}
+    assert config.environment.env == {
+        "PTBENCH_CACHE": str(model.parents[2].resolve()),
+        "X": "1",
+        "PTBENCH_STOP_OTHERS": "1",
+    }

@@ -1,13 +1,12 @@
 """A submission the agent made hard to hand over is the agent's failure, never a verifier error: the collect hook
 records what it can (a name that is not UTF-8, a path too long for the record, a FIFO, a link, a file past the
 record's byte budget are listed as left out, not compared), so the verifier judges what arrived. Whatever the
-agent put beside it, a recorded file the machine lost on the way stays a verifier error. And the hook first stops
-every process the agent left running in its environment, so nothing rewrites the submission after it is recorded."""
+agent put beside it, a recorded file the machine lost on the way stays a verifier error. (The hook's stopping of
+the processes the agent left running: test_handoff_leftovers.py, test_handoff_stop_job.py.)"""
 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -144,46 +143,3 @@ def test_honest_models_record_every_file(tiny_dir, tmp_path):
     paths = {entry.path for entry in recorded.files}
     assert {"résumé-日本.txt", "sub/deeper/extra.json", *SHARDS} <= paths
     assert recorded.left_out == ["tokenizer-link.json"]
-
-
-WRITER = """
-import os, sys, time
-path = sys.argv[1]
-open(sys.argv[2], "w").close()
-n = 0
-while True:
-    with open(path, "ab") as handle:
-        handle.write(b"x" * 4096)
-    n += 1
-    time.sleep(0.01)
-"""
-
-
-@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None, reason="needs root and unshare(1)")
-def test_the_hook_stops_the_agents_leftover_writer_before_recording(tmp_path):
-    """In a PID namespace of its own (as in a container or the sandbox), a process the agent left appending to its
-    model is stopped before the record, so what is recorded is what stays; outside one the hook kills nothing."""
-    model = tmp_path / "final_model"
-    model.mkdir()
-    (model / "weights.bin").write_bytes(b"w" * 4096)
-    record = tmp_path / "record.json"
-    started = tmp_path / "started"
-    script = (  # the writer starts well after the namespace's init, as an agent's process does
-        f"sleep 0.5; {sys.executable} -c '{WRITER}' {model / 'weights.bin'} {started} & "
-        f"while [ ! -e {started} ]; do sleep 0.05; done; sleep 0.3; "
-        f"{sys.executable} -m ptbench.cli.main handoff-record --stop-others {model} {record}; echo rc=$?; "
-        "sleep 0.5"
-    )
-    done = subprocess.run(
-        ["unshare", "--pid", "--fork", "--mount-proc", "bash", "-c", script],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert "rc=0" in done.stdout, done.stderr
-    assert arrival_problems(model, record) == []  # nothing appended after the record
-
-
-def test_stop_others_refuses_in_the_hosts_own_pid_namespace(monkeypatch):
-    monkeypatch.setattr(handoff, "_pid_namespace", lambda: handoff.INIT_PID_NAMESPACE)
-    assert handoff.stop_other_processes() is None

@@ -135,7 +135,7 @@ def test_the_exported_task_for_modal_sends_parts_never_the_model_as_one_archive(
     assert len(part_dirs()) * parts.PART_BYTES >= 16 << 30  # Qwen3-8B in bf16 fits
     assert parts.PART_BYTES < 5 << 30  # under Modal's cap, with room for tar headers
     (hook,) = config.verifier.collect
-    assert hook.command.endswith(f"--parts {PARTS_DIR}") and "--stop-others" not in hook.command
+    assert hook.command.endswith(f"--parts {PARTS_DIR}") and "--stop-others" not in hook.command  # Modal: not safe
     test_sh = (task_dir / "tests" / "test.sh").read_text()
     assert f"ptbench handoff-join {PARTS_DIR} " in test_sh
     assert test_sh.index("handoff-join") < test_sh.index("ptbench verify --task")
@@ -146,6 +146,11 @@ def test_the_exported_task_for_modal_sends_parts_never_the_model_as_one_archive(
 def test_the_default_export_still_sends_the_model_whole(tmp_path):
     task_dir = export_task(get_task("aime2025-qwen3-4b"), tmp_path)
     config = TaskConfig.model_validate_toml((task_dir / "task.toml").read_text())
+    (hook,) = config.verifier.collect
+    # the hook stops the agent's leftovers where the host's $PTBENCH_STOP_OTHERS says so (ptbench run: local,
+    # docker, podman), never by a flag that would do it on every environment
+    assert "--stop-others" not in hook.command
+    assert config.environment.env["PTBENCH_STOP_OTHERS"] == "${PTBENCH_STOP_OTHERS:-}"
     sources = [str(artifact.source) for artifact in config.artifacts]
     assert str(FINAL_MODEL) in sources and not any(s.startswith(str(PARTS_DIR)) for s in sources)
     assert "handoff-join" not in (task_dir / "tests" / "test.sh").read_text()

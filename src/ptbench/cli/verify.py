@@ -177,7 +177,8 @@ def handoff_record_command(
         bool,
         typer.Option(
             "--stop-others",
-            help="first kill the agent's leftover processes in this PID namespace; never in the host's own",
+            help="first kill the agent's leftover processes in this PID namespace (also $PTBENCH_STOP_OTHERS); "
+            "never in the host's own",
         ),
     ] = False,
     parts: Annotated[
@@ -186,9 +187,10 @@ def handoff_record_command(
     ] = None,
 ) -> None:
     """Record every file of a submission with its size and SHA-256, for the verifier (a task's collect hook)."""
-    from ptbench.verify.handoff import stop_other_processes, write_record  # startup: not needed by `ptbench --help`
+    from ptbench.verify.handoff import write_record  # startup: not needed by `ptbench --help`
+    from ptbench.verify.leftovers import stop_other_processes  # startup: not needed by `ptbench --help`
 
-    if stop_others:
+    if stop_others or settings().stop_others:
         stop_other_processes()
     recorded = write_record(source, record)
     if parts is not None:

@@ -142,7 +142,8 @@ def task_toml(spec: TaskSpec, agent_data: str | None = None, in_parts: bool = Fa
 
     budget_sec = round(spec.budget_hours * 3600)
     tinker = TINKER_ENV if spec.backend == "tinker" else ()
-    env = {key: f"${{{key}:-}}" for key in tinker}
+    # the hand-off hook stops the agent's leftover processes where the host says that is safe (verify/leftovers.py)
+    env = {key: f"${{{key}:-}}" for key in (*tinker, env_name("stop_others"))}
     verifier_env = (JUDGE_KEY, *((JUDGE_ENV,) if _judged(spec) else ()), INTEGRITY_JUDGE_ENV, *tinker)
     if agent_data is not None:
         env[env_name("data_dir")] = agent_data
@@ -165,8 +166,7 @@ def task_toml(spec: TaskSpec, agent_data: str | None = None, in_parts: bool = Fa
             # the submission as it leaves the agent's environment, for the verifier to check it arrived whole
             collect=[
                 VerifierCollectConfig(
-                    # not --stop-others: it tells the environment's own processes from the agent's by their start
-                    # time, and under load it killed a local sandbox's holder (the cold CI, 2026-12-02)
+                    # no --stop-others: $PTBENCH_STOP_OTHERS, from the host, turns it on where it is safe
                     command=f"ptbench handoff-record {submission_path(spec)} {HANDOFF_RECORD}"
                     + (f" --parts {PARTS_DIR}" if in_parts else ""),
                     timeout_sec=HANDOFF_TIMEOUT_SEC,

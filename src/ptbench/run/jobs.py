@@ -132,7 +132,8 @@ def build_job_config(
     before any trial's budget runs, and the local environment sees it read-only (`with_tiny_model`). Tasks exported
     with benchmark data get their agent files bound into the agent's environment (`with_task_data`). A model API on
     this host's loopback that an agent's variables name is forwarded into local sandboxes (`forward_ports`). Tasks
-    that train through the Tinker API use the service or, by `tinker` mode, a local server (`local_tinker`).
+    that train through the Tinker API use the service or, by `tinker` mode, a local server (`local_tinker`). The
+    hand-off hook stops the agent's leftover processes where that is safe (`with_stop_others`).
     """
     if seeds < 1:
         raise UserError("--seeds must be at least 1")
@@ -153,6 +154,7 @@ def build_job_config(
     environment = _share_tiny_model(environment, specs, console or Console(stderr=True))
     environment = with_task_data(environment, specs)
     environment, verifier_env = with_tinker(environment, specs, tinker, is_local(environment))
+    environment = with_stop_others(environment)
     return JobConfig(
         verifier=VerifierConfig(env=verifier_env),
         job_name=job_name,
@@ -164,6 +166,20 @@ def build_job_config(
         agents=[with_seed(agent, seed) for seed in range(seeds) for agent in resolved],
         tasks=tasks,
     )
+
+
+STOPS_OTHERS = (EnvironmentType.DOCKER, EnvironmentType.PODMAN)
+"""Harbor's environments where the hand-off hook tells the environment's own processes from the agent's (with the
+local one; verify/leftovers.py): a cloud's own daemons in the container would be stopped with the agent's."""
+
+
+def with_stop_others(environment: EnvironmentConfig) -> EnvironmentConfig:
+    """The environment config with $PTBENCH_STOP_OTHERS set where the hand-off hook may stop the agent's leftover
+    processes (the local environment, docker, podman); elsewhere unchanged (the host's own variable, if any, reaches
+    exported tasks as it is)."""
+    if not (is_local(environment) or environment.type in STOPS_OTHERS):
+        return environment
+    return environment.model_copy(update={"env": {**environment.env, env_name("stop_others"): "1"}}, deep=True)
 
 
 def uses_tiny_model(spec: TaskSpec | None) -> bool:

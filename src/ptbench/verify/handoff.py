@@ -13,20 +13,19 @@ truncated shard) is intake's to judge, as ever.
 So nothing the agent can make may fail the hook or its record: what cannot be recorded (a name that is not UTF-8,
 a path past the record's bound, a link, a FIFO, a file past the record's file or byte budget, one that cannot be
 read) is listed as left out, never compared, and the verifier judges what arrived: the agent's failure, scored as
-such. With `--stop-others` it first stops every process the agent left in its environment's PID namespace, so that
-nothing rewrites the submission between its record and its collection; in the host's own PID namespace it stops
-nothing. Exported tasks do not use it yet: it tells the environment's own processes by their start time (its first
-quarter second), and under load a local sandbox's holder started later and was killed. A leftover writer is then
-caught by the arrival check, as a verifier error.
+such. With `--stop-others` (or $PTBENCH_STOP_OTHERS, which `ptbench run` sets on the local environment, docker and
+podman, and exported tasks pass through from the host) it first stops every process the agent left in its
+environment's PID namespace, so that nothing rewrites the submission between its record and its collection
+(leftovers.py: the environment's own processes are told by how the kernel made them, never by their start time).
+Elsewhere (a cloud's own daemons in the container would be stopped too) a leftover writer is caught by the arrival
+check, as a verifier error.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import signal
 import stat
-import time
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
@@ -42,8 +41,6 @@ MAX_BYTES = 1 << 40
 MAX_PATH = 4096
 MAX_NAME = 300
 """A left-out entry's name as listed: printable, cut to this many characters."""
-INIT_PID_NAMESPACE = 0xEFFFFFFC
-"""The kernel's inode number of the initial PID namespace (PROC_PID_INIT_INO): the host's own."""
 _MAX_RECORD_BYTES = 32 << 20
 _CHUNK = 8 << 20
 
@@ -113,53 +110,6 @@ def record_submission(source: Path) -> HandoffRecord:
                 files.append(entry)
                 budget -= entry.size
     return HandoffRecord(source=_listed(str(source)), kind="dir", files=files, left_out=left_out)
-
-
-def stop_other_processes() -> int | None:
-    """SIGKILL every process of this PID namespace but the environment's own (its init and what started in its
-    first quarter second: the local sandbox's holder, a container's init chain), this one and its ancestors, until
-    none is left; how many were killed, or None in the host's own PID namespace (where it kills nothing)."""
-    if _pid_namespace() == INIT_PID_NAMESPACE:
-        return None
-    processes = _processes()
-    born = processes.get(1, (0, 0))[1]
-    keep = {pid for pid, (_, start) in processes.items() if start - born <= os.sysconf("SC_CLK_TCK") // 4}
-    pid = os.getpid()
-    while pid > 1 and pid not in keep:
-        keep.add(pid)
-        pid = processes.get(pid, (0, 0))[0]
-    killed = 0
-    for _ in range(50):
-        victims = [pid for pid in _processes() if pid not in keep]
-        if not victims:
-            break
-        for victim in victims:
-            try:
-                os.kill(victim, signal.SIGKILL)
-                killed += 1
-            except ProcessLookupError:
-                pass
-        time.sleep(0.05)
-    return killed
-
-
-def _pid_namespace() -> int:
-    return os.stat("/proc/self/ns/pid").st_ino
-
-
-def _processes() -> dict[int, tuple[int, int]]:
-    """Each live process here (not a zombie: its parent reaps it, a SIGKILL cannot): pid -> (parent, start tick)."""
-    found = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                stat_line = Path(f"/proc/{name}/stat").read_bytes()
-            except OSError:
-                continue
-            fields = stat_line[stat_line.rindex(b")") + 2 :].split()
-            if fields[0] not in (b"Z", b"X"):
-                found[int(name)] = (int(fields[1]), int(fields[19]))
-    return found
 
 
 def _listed(name: str) -> str:
