@@ -32,6 +32,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from ptbench.catalog import handoff_mount
+from ptbench.catalog.submission import FINAL_MODEL
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARD_BYTES = 4 << 30
 DEFAULT_IMAGE = "localhost/ptbench-python-deps:3.12"
@@ -72,7 +75,7 @@ date +%s.%N > /logs/agent/solve-end
 TEST = """#!/bin/bash
 start=$(date +%s.%N)
 reward=0
-if cd /app/final_model 2>/dev/null && sha256sum -c --quiet SHA256SUMS; then reward=1; fi
+if cd {model} 2>/dev/null && sha256sum -c --quiet SHA256SUMS; then reward=1; fi
 end=$(date +%s.%N)
 echo "{{\\"reward\\": $reward}}" > /logs/verifier/reward.json
 echo "{{\\"start\\": $start, \\"end\\": $end}}" > /logs/verifier/times.json
@@ -92,7 +95,7 @@ class Row:
     error: str | None
 
 
-def write_task(root: Path, size: int, env: str, image: str) -> Path:
+def write_task(root: Path, size: int, env: str, image: str, route: str) -> Path:
     task = root / f"handoff-{size >> 30}g"
     (task / "environment").mkdir(parents=True)
     (task / "solution").mkdir()
@@ -100,8 +103,16 @@ def write_task(root: Path, size: int, env: str, image: str) -> Path:
     hook = (
         "ptbench handoff-record /app/final_model /logs/artifacts/ptbench-handoff.json" if env == "local" else "true"
     )  # the podman image has no ptbench; the record is the local part of the measurement
+    model, artifacts = str(FINAL_MODEL), '["/app/final_model"]'
+    if route == "mount":  # exported tasks' --handoff-mount: the hook's copy into the trial's agent/ dir, bind-mounted
+        hook, model, artifacts = (
+            handoff_mount.copy_command(FINAL_MODEL),
+            str(handoff_mount.verifier_path(FINAL_MODEL)),
+            "[]",
+        )
+        (task / "environment" / "docker-compose.yaml").write_text(handoff_mount.COMPOSE)
     (task / "task.toml").write_text(f"""schema_version = "1.4"
-artifacts = ["/app/final_model"]
+artifacts = {artifacts}
 
 [agent]
 timeout_sec = 3600.0
@@ -125,7 +136,7 @@ storage_mb = {(int(size * 1.5) >> 20) + 4096}
     )
     solve = SOLVE.format(size=size, shard=SHARD_BYTES, writer=WRITER)
     (task / "solution" / "solve.sh").write_text(solve)
-    (task / "tests" / "test.sh").write_text(TEST.format())
+    (task / "tests" / "test.sh").write_text(TEST.format(model=model))
     os.chmod(task / "solution" / "solve.sh", 0o755)  # noqa: S103 - a task's scripts run as the container's user
     os.chmod(task / "tests" / "test.sh", 0o755)  # noqa: S103 - a task's scripts run as the container's user
     return task
@@ -204,10 +215,10 @@ def _cmdline(pid: str) -> str:
         return ""
 
 
-def run_one(work: Path, env: str, size_gb: int, image: str) -> Row:
+def run_one(work: Path, env: str, size_gb: int, image: str, route: str) -> Row:
     size = size_gb << 30
     case = work / f"{env}-{size_gb}"
-    task = write_task(case, size, env, image)
+    task = write_task(case, size, env, image, route)
     jobs = case / "jobs"
     sandboxes = case / "sandboxes"
     process = subprocess.Popen(
@@ -247,8 +258,16 @@ def main() -> None:
     parser.add_argument("--env", choices=["local", "podman"], default="local")
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 4, 8])
     parser.add_argument("--image", default=DEFAULT_IMAGE, help="the podman image the task's Dockerfile starts FROM")
+    parser.add_argument(
+        "--route",
+        choices=["artifact", "mount"],
+        default="artifact",
+        help="artifact: Harbor's artifact path; mount: the exported tasks' --handoff-mount (podman only)",
+    )
     parser.add_argument("--work", type=Path, default=None, help="work dir (default: a temporary dir under /tmp)")
     args = parser.parse_args()
+    if args.route == "mount" and args.env != "podman":
+        parser.error("--route mount is for compose environments (--env podman)")
     if args.env == "podman":
         os.environ.setdefault("CONTAINERS_CONF", str(ROOT / "scripts" / "podman" / "containers.conf"))
         os.environ["PATH"] = f"{Path(sys.executable).parent}:{os.environ['PATH']}"  # podman-compose
@@ -256,11 +275,13 @@ def main() -> None:
     rows = []
     try:
         for size in args.sizes:
-            rows.append(run_one(work, args.env, size, args.image))
+            rows.append(run_one(work, args.env, size, args.image, args.route))
             print(json.dumps(rows[-1].__dict__), file=sys.stderr, flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    table = Table(title=f"final_model/ to a separate verifier ({args.env} environment; random bf16, not sparse)")
+    table = Table(
+        title=f"final_model/ to a separate verifier ({args.env}, {args.route} route; random bf16, not sparse)"
+    )
     for column in (
         "size",
         "arrived whole",
