@@ -148,10 +148,10 @@ from pathlib import Path
 from harbor.job import Job
 from harbor.models.job.config import JobConfig
 from harbor.models.trial.config import AgentConfig, EnvironmentConfig, TaskConfig
-task, jobs, env, sandboxes = sys.argv[1:5]
+task, jobs, env, sandboxes, mounts = sys.argv[1:6]
 environment = (EnvironmentConfig(import_path="ptbench.sandbox.local:LocalEnvironment",
                                  kwargs={"sandbox_dir": sandboxes})
-               if env == "local" else EnvironmentConfig(type="podman", kwargs={}))
+               if env == "local" else EnvironmentConfig(type="podman", kwargs={"auto_mounting": mounts == "mount"}))
 config = JobConfig(job_name="handoff", jobs_dir=Path(jobs), n_concurrent_trials=1,
                    agents=[AgentConfig(name="oracle")], tasks=[TaskConfig(path=Path(task))], environment=environment)
 async def main():
@@ -222,7 +222,7 @@ def run_one(work: Path, env: str, size_gb: int, image: str, route: str) -> Row:
     jobs = case / "jobs"
     sandboxes = case / "sandboxes"
     process = subprocess.Popen(
-        [sys.executable, "-c", JOB, str(task), str(jobs), env, str(sandboxes)],
+        [sys.executable, "-c", JOB, str(task), str(jobs), env, str(sandboxes), route],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

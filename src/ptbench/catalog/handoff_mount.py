@@ -16,7 +16,8 @@ from __future__ import annotations
 import shlex
 from pathlib import PurePosixPath
 
-from ptbench.catalog.submission import AGENT_LOGS
+from ptbench.catalog.spec import TaskSpec
+from ptbench.catalog.submission import AGENT_LOGS, artifacts, submission_path
 
 SUBMISSION_NAME = "ptbench-submission"
 SUBMISSION_DIR = AGENT_LOGS / SUBMISSION_NAME
@@ -24,19 +25,35 @@ SUBMISSION_DIR = AGENT_LOGS / SUBMISSION_NAME
 VERIFIER_MOUNT = PurePosixPath("/ptbench-agent-logs")
 """The trial's agent/ dir, read-only, in the verifier's container."""
 
+_NEEDS = "ptbench --handoff-mount needs Harbor's log mounts: --ek auto_mounting=true"
 COMPOSE = f"""# Written by `ptbench tasks export --handoff-mount` (don't edit): the trial's agent/ dir, read-only, in
 # every container of this task, so the separate verifier reads the submission where the agent's collect hook put it.
 services:
   main:
     volumes:
-      - "${{HOST_VERIFIER_LOGS_PATH:?ptbench --handoff-mount needs Harbor's log mounts}}/../agent:{VERIFIER_MOUNT}:ro"
+      - "${{HOST_VERIFIER_LOGS_PATH:?{_NEEDS}}}/../agent:{VERIFIER_MOUNT}:ro"
 """
 
 
 def copy_command(submission: PurePosixPath) -> str:
-    """Shell for the collect hook: replace SUBMISSION_DIR with a copy of the submission (links kept as links)."""
-    target = shlex.quote(str(SUBMISSION_DIR))
-    return f"rm -rf {target} && mkdir -p {target} && cp -a {shlex.quote(str(submission))} {target}/"
+    """Shell for the collect hook: replace SUBMISSION_DIR with a copy of the submission (links kept as links); no
+    submission, nothing copied (the agent's failure, scored: the verifier finds none)."""
+    target, source = shlex.quote(str(SUBMISSION_DIR)), shlex.quote(str(submission))
+    return (
+        f"rm -rf {target} && mkdir -p {target} && "
+        f"{{ {{ [ ! -e {source} ] && [ ! -L {source} ]; }} || cp -a {source} {target}/; }}"
+    )
+
+
+def mounted_artifacts(spec: TaskSpec) -> list[dict[str, str | list[str]]]:
+    """The task's artifacts without the submission (it travels through the mount), and the agent's logs without
+    the hook's copy of it."""
+    submission = str(submission_path(spec))
+    kept = [entry for entry in artifacts(spec) if entry["source"] != submission]
+    for entry in kept:
+        if entry["source"] == str(AGENT_LOGS):
+            entry["exclude"] = [f"./{SUBMISSION_NAME}"]
+    return kept
 
 
 def verifier_path(submission: PurePosixPath) -> PurePosixPath:
