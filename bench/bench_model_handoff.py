@@ -1,5 +1,6 @@
 """The hand-off of a large `final_model/` from the agent's environment to a separate verifier's, through Harbor's
-artifact path: time, the host's peak memory and disk, and whether anything was gzipped on the way.
+artifact path or (`--route mount`, podman) the exported tasks' `--handoff-mount` route: time, the host's peak memory
+and disk, and whether anything was gzipped on the way.
 
 One Harbor trial per size: the agent (Harbor's oracle) writes N GB of random bf16 safetensors (not sparse: random
 bytes from os.urandom, so no copy can shortcut holes, and gzip gains nothing) in shards of at most 4 GiB, with an
@@ -7,13 +8,16 @@ index and SHA256SUMS; the task's collect hook records the model as exported task
 the verifier checks every shard's SHA-256 and its own copy's size (reward 1 when whole). Measured:
 - hand-off: from the end of solve.sh to the start of test.sh (the collect hook, Harbor's collection to the trial dir,
   the verifier's environment start and the upload into it); the verifier's SHA-256 pass separately;
-- peak RSS of the process that runs the job (where Harbor's host-side copies run), sampled with every child's;
+- peak RSS of the process that runs the job (where Harbor's host-side copies run), sampled with every child's
+  (on podman's artifact route it is nearly all the job's own Python: Harbor's upload fallback holds the artifact as
+  a tar in memory, twice; each podman CLI process stays near 35 MiB);
 - peak disk used on the work dir's filesystem above the start (every copy on the way that is alive at once);
 - gzip: any gzip/pigz process seen during the trial (sampled every 0.2 s), and whether a `.gz` file appeared.
 
 Run: .venv/bin/python bench/bench_model_handoff.py --env local --sizes 1 4 8   (or --env podman: Harbor's podman
-environment on an image that must exist, `--image`, default the container test's base image). Needs root and
-about 5x the largest size free on the work dir's filesystem; everything is removed afterwards.
+environment on an image that must exist, `--image`, default the container test's base image; add --route mount for
+the submission through the trial's agent/ dir, with Harbor's log mounts on). Needs root and about 5x the largest
+size free on the work dir's filesystem (about 2x with --route mount); everything is removed afterwards.
 """
 
 from __future__ import annotations
