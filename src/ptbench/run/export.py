@@ -9,7 +9,8 @@ Layout of `OUT/<name>/`:
   environment type;
 - instruction.md: rendered from the catalog's templates;
 - environment/: the container image's build context (`run/image.py`: Dockerfile, ptbench's own wheel and its pins),
-  the same for every task of a device class; the local environment ignores it;
+  the same for every task of a device class; the local environment ignores it; with `mounted`, also the
+  docker-compose.yaml that binds the trial's agent/ dir into the verifier (catalog/handoff_mount.py);
 - tests/: test.sh (runs `ptbench verify`), task.json, a copy of instruction.md and, for frogs, heldout.jsonl with
   its manifest: Harbor uploads tests/ only for the verifier, so held-out boards never enter the agent's environment;
 - with a data directory (`data_dir=`): the benchmark's test side in tests/data/ (the verifier's
@@ -99,7 +100,8 @@ def export_task(
 
 
 HANDOFF_TIMEOUT_SEC = 1800.0
-"""The collect hook hashes the submission once (an 8 GB model: about a minute on one core), far inside this."""
+"""The collect hook hashes the submission once (an 8 GB model: about a minute on one core) and, when `mounted`, copies
+it once (about as long), far inside this."""
 
 
 def _write_task(
