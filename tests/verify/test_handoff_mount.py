@@ -118,3 +118,11 @@ def test_a_submission_the_mount_did_not_bring_whole_is_a_verifier_error_naming_i
         verify(request_for(tmp_path, copy, record), quiet())
     assert named in str(failed.value)
     assert not (tmp_path / "verifier" / "reward.json").exists()
+
+
+def test_the_cli_exports_the_mount_route_and_refuses_both_routes_in_one_line(cli, tmp_path):
+    done = cli("tasks", "export", "aime2025-qwen3-4b", "--out", str(tmp_path), "--handoff-mount")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "aime2025-qwen3-4b" / "environment" / "docker-compose.yaml").read_text() == handoff_mount.COMPOSE
+    both = cli("tasks", "export", "gsm8k-qwen3-1.7b", "--out", str(tmp_path), "--handoff-mount", "--handoff-parts")
+    assert both.returncode != 0 and "choose one" in both.stderr and "Traceback" not in both.stderr
