@@ -132,7 +132,7 @@ user = "root"
 
 [environment]
 workdir = "/app"
-storage_mb = {(int(size * 1.5) >> 20) + 4096}
+storage_mb = {(size >> 20) + 2048}
 """)
     (task / "instruction.md").write_text("Write the model.\n")
     (task / "environment" / "Dockerfile").write_text(
