@@ -1,5 +1,6 @@
 """The hand-off of a large `final_model/` from the agent's environment to a separate verifier's, through Harbor's
-artifact path: time, the host's peak memory and disk, and whether anything was gzipped on the way.
+artifact path or (`--route mount`, podman) the exported tasks' `--handoff-mount` route: time, the host's peak memory
+and disk, and whether anything was gzipped on the way.
 
 One Harbor trial per size: the agent (Harbor's oracle) writes N GB of random bf16 safetensors (not sparse: random
 bytes from os.urandom, so no copy can shortcut holes, and gzip gains nothing) in shards of at most 4 GiB, with an
@@ -7,13 +8,16 @@ index and SHA256SUMS; the task's collect hook records the model as exported task
 the verifier checks every shard's SHA-256 and its own copy's size (reward 1 when whole). Measured:
 - hand-off: from the end of solve.sh to the start of test.sh (the collect hook, Harbor's collection to the trial dir,
   the verifier's environment start and the upload into it); the verifier's SHA-256 pass separately;
-- peak RSS of the process that runs the job (where Harbor's host-side copies run), sampled with every child's;
+- peak RSS of the process that runs the job (where Harbor's host-side copies run), sampled with every child's
+  (on podman's artifact route it is nearly all the job's own Python: Harbor's upload fallback holds the artifact as
+  a tar in memory, twice; each podman CLI process stays near 35 MiB);
 - peak disk used on the work dir's filesystem above the start (every copy on the way that is alive at once);
 - gzip: any gzip/pigz process seen during the trial (sampled every 0.2 s), and whether a `.gz` file appeared.
 
 Run: .venv/bin/python bench/bench_model_handoff.py --env local --sizes 1 4 8   (or --env podman: Harbor's podman
-environment on an image that must exist, `--image`, default the container test's base image). Needs root and
-about 5x the largest size free on the work dir's filesystem; everything is removed afterwards.
+environment on an image that must exist, `--image`, default the container test's base image; add --route mount for
+the submission through the trial's agent/ dir, with Harbor's log mounts on). Needs root and about 5x the largest
+size free on the work dir's filesystem (about 2x with --route mount); everything is removed afterwards.
 """
 
 from __future__ import annotations
@@ -31,6 +35,9 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+
+from ptbench.catalog import handoff_mount
+from ptbench.catalog.submission import FINAL_MODEL
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARD_BYTES = 4 << 30
@@ -72,7 +79,7 @@ date +%s.%N > /logs/agent/solve-end
 TEST = """#!/bin/bash
 start=$(date +%s.%N)
 reward=0
-if cd /app/final_model 2>/dev/null && sha256sum -c --quiet SHA256SUMS; then reward=1; fi
+if cd {model} 2>/dev/null && sha256sum -c --quiet SHA256SUMS; then reward=1; fi
 end=$(date +%s.%N)
 echo "{{\\"reward\\": $reward}}" > /logs/verifier/reward.json
 echo "{{\\"start\\": $start, \\"end\\": $end}}" > /logs/verifier/times.json
@@ -92,7 +99,7 @@ class Row:
     error: str | None
 
 
-def write_task(root: Path, size: int, env: str, image: str) -> Path:
+def write_task(root: Path, size: int, env: str, image: str, route: str) -> Path:
     task = root / f"handoff-{size >> 30}g"
     (task / "environment").mkdir(parents=True)
     (task / "solution").mkdir()
@@ -100,8 +107,16 @@ def write_task(root: Path, size: int, env: str, image: str) -> Path:
     hook = (
         "ptbench handoff-record /app/final_model /logs/artifacts/ptbench-handoff.json" if env == "local" else "true"
     )  # the podman image has no ptbench; the record is the local part of the measurement
+    model, artifacts = str(FINAL_MODEL), '["/app/final_model"]'
+    if route == "mount":  # exported tasks' --handoff-mount: the hook's copy into the trial's agent/ dir, bind-mounted
+        hook, model, artifacts = (
+            handoff_mount.copy_command(FINAL_MODEL),
+            str(handoff_mount.verifier_path(FINAL_MODEL)),
+            "[]",
+        )
+        (task / "environment" / "docker-compose.yaml").write_text(handoff_mount.COMPOSE)
     (task / "task.toml").write_text(f"""schema_version = "1.4"
-artifacts = ["/app/final_model"]
+artifacts = {artifacts}
 
 [agent]
 timeout_sec = 3600.0
@@ -117,7 +132,7 @@ user = "root"
 
 [environment]
 workdir = "/app"
-storage_mb = {(int(size * 1.5) >> 20) + 4096}
+storage_mb = {(size >> 20) + 2048}
 """)
     (task / "instruction.md").write_text("Write the model.\n")
     (task / "environment" / "Dockerfile").write_text(
@@ -125,7 +140,7 @@ storage_mb = {(int(size * 1.5) >> 20) + 4096}
     )
     solve = SOLVE.format(size=size, shard=SHARD_BYTES, writer=WRITER)
     (task / "solution" / "solve.sh").write_text(solve)
-    (task / "tests" / "test.sh").write_text(TEST.format())
+    (task / "tests" / "test.sh").write_text(TEST.format(model=model))
     os.chmod(task / "solution" / "solve.sh", 0o755)  # noqa: S103 - a task's scripts run as the container's user
     os.chmod(task / "tests" / "test.sh", 0o755)  # noqa: S103 - a task's scripts run as the container's user
     return task
@@ -137,10 +152,10 @@ from pathlib import Path
 from harbor.job import Job
 from harbor.models.job.config import JobConfig
 from harbor.models.trial.config import AgentConfig, EnvironmentConfig, TaskConfig
-task, jobs, env, sandboxes = sys.argv[1:5]
+task, jobs, env, sandboxes, mounts = sys.argv[1:6]
 environment = (EnvironmentConfig(import_path="ptbench.sandbox.local:LocalEnvironment",
                                  kwargs={"sandbox_dir": sandboxes})
-               if env == "local" else EnvironmentConfig(type="podman", kwargs={}))
+               if env == "local" else EnvironmentConfig(type="podman", kwargs={"auto_mounting": mounts == "mount"}))
 config = JobConfig(job_name="handoff", jobs_dir=Path(jobs), n_concurrent_trials=1,
                    agents=[AgentConfig(name="oracle")], tasks=[TaskConfig(path=Path(task))], environment=environment)
 async def main():
@@ -204,14 +219,14 @@ def _cmdline(pid: str) -> str:
         return ""
 
 
-def run_one(work: Path, env: str, size_gb: int, image: str) -> Row:
+def run_one(work: Path, env: str, size_gb: int, image: str, route: str) -> Row:
     size = size_gb << 30
     case = work / f"{env}-{size_gb}"
-    task = write_task(case, size, env, image)
+    task = write_task(case, size, env, image, route)
     jobs = case / "jobs"
     sandboxes = case / "sandboxes"
     process = subprocess.Popen(
-        [sys.executable, "-c", JOB, str(task), str(jobs), env, str(sandboxes)],
+        [sys.executable, "-c", JOB, str(task), str(jobs), env, str(sandboxes), route],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -247,8 +262,16 @@ def main() -> None:
     parser.add_argument("--env", choices=["local", "podman"], default="local")
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 4, 8])
     parser.add_argument("--image", default=DEFAULT_IMAGE, help="the podman image the task's Dockerfile starts FROM")
+    parser.add_argument(
+        "--route",
+        choices=["artifact", "mount"],
+        default="artifact",
+        help="artifact: Harbor's artifact path; mount: the exported tasks' --handoff-mount (podman only)",
+    )
     parser.add_argument("--work", type=Path, default=None, help="work dir (default: a temporary dir under /tmp)")
     args = parser.parse_args()
+    if args.route == "mount" and args.env != "podman":
+        parser.error("--route mount is for compose environments (--env podman)")
     if args.env == "podman":
         os.environ.setdefault("CONTAINERS_CONF", str(ROOT / "scripts" / "podman" / "containers.conf"))
         os.environ["PATH"] = f"{Path(sys.executable).parent}:{os.environ['PATH']}"  # podman-compose
@@ -256,11 +279,13 @@ def main() -> None:
     rows = []
     try:
         for size in args.sizes:
-            rows.append(run_one(work, args.env, size, args.image))
+            rows.append(run_one(work, args.env, size, args.image, args.route))
             print(json.dumps(rows[-1].__dict__), file=sys.stderr, flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    table = Table(title=f"final_model/ to a separate verifier ({args.env} environment; random bf16, not sparse)")
+    table = Table(
+        title=f"final_model/ to a separate verifier ({args.env}, {args.route} route; random bf16, not sparse)"
+    )
     for column in (
         "size",
         "arrived whole",

@@ -13,12 +13,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 HERE = Path(__file__).resolve().parent
 BASE_IMAGE = HERE.parents[1] / "scripts" / "podman" / "base-image"
+CONTAINERS_CONF = HERE.parents[1] / "scripts" / "podman" / "containers.conf"
 
 
 def can_build() -> bool:
@@ -42,3 +44,14 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             stderr=subprocess.STDOUT,
             start_new_session=True,  # a test's signals to its process group never reach it
         )
+
+
+@pytest.fixture(scope="module")
+def engine() -> Iterator[None]:
+    """podman configured by the project's containers.conf, and the compose front end on PATH."""
+    if os.geteuid() != 0 or not (shutil.which("podman") and shutil.which("debootstrap") and shutil.which("runc")):
+        pytest.skip("needs root, podman, runc and debootstrap (scripts/setup-venv installs them as root)")
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("CONTAINERS_CONF", str(CONTAINERS_CONF))
+        env.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # podman-compose
+        yield

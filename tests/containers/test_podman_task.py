@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -35,7 +34,6 @@ import pytest
 pytestmark = [pytest.mark.slow, pytest.mark.heavy(100)]  # its base image is built early (conftest.py)
 
 ROOT = Path(__file__).resolve().parents[2]
-CONTAINERS_CONF = ROOT / "scripts" / "podman" / "containers.conf"
 BASE_IMAGE = ROOT / "scripts" / "podman" / "base-image"
 DEPS_IMAGE = "localhost/ptbench-python-deps:3.12"
 RECIPE_IN_TASK = "/solution/recipe.json"
@@ -51,17 +49,6 @@ def shown(config: pytest.Config) -> Iterator[None]:
 
 def say(text: str) -> None:
     print(f"[containers] {text}", file=sys.stderr, flush=True)
-
-
-@pytest.fixture(scope="module")
-def engine() -> Iterator[None]:
-    """podman configured by the project's containers.conf, and the compose front end on PATH."""
-    if os.geteuid() != 0 or not (shutil.which("podman") and shutil.which("debootstrap") and shutil.which("runc")):
-        pytest.skip("needs root, podman, runc and debootstrap (scripts/setup-venv installs them as root)")
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("CONTAINERS_CONF", str(CONTAINERS_CONF))
-        env.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # podman-compose
-        yield
 
 
 @pytest.fixture(scope="module")

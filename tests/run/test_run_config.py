@@ -216,3 +216,24 @@ def test_the_demo_binds_the_tiny_model_with_the_same_function(tmp_path, cached_t
         "X": "1",
         "PTBENCH_STOP_OTHERS": "1",
     }
+
+
+@pytest.mark.parametrize("env", ["podman", "local", "docker", "modal"])
+def test_a_podman_run_hands_the_submission_over_by_the_mount_with_harbors_log_mounts(env, tmp_path, monkeypatch):
+    """On podman, Harbor's upload into the verifier holds the whole model in the host's memory (twice): `ptbench run
+    --env podman` exports its catalog tasks with the mount route and turns on the log mounts that route reads."""
+    from rich.console import Console
+
+    from ptbench.catalog import handoff_mount
+    from ptbench.run.request import RunRequest, prepare
+
+    monkeypatch.setenv("PTBENCH_WORKDIR", str(tmp_path / "work"))
+    request = RunRequest(tasks=["aime2025-qwen3-4b"], agents=["nop"], env=env, store=tmp_path / "r.sqlite")
+    config = prepare(request, Console(stderr=True)).config
+    [task] = config.tasks
+    compose = Path(task.path) / "environment" / "docker-compose.yaml"
+    if env == "podman":
+        assert compose.read_text() == handoff_mount.COMPOSE
+        assert config.environment.kwargs["auto_mounting"] is True
+    else:
+        assert not compose.exists() and "auto_mounting" not in config.environment.kwargs

@@ -101,6 +101,14 @@ def export(
             "capped at 5 GiB; docs/RUNNING.md)",
         ),
     ] = False,
+    handoff_mount: Annotated[
+        bool,
+        typer.Option(
+            "--handoff-mount",
+            help="hand the submission to the verifier through the trial's agent/ dir, bind-mounted (podman, docker: "
+            "run with --ek auto_mounting=true; docs/RUNNING.md)",
+        ),
+    ] = False,
 ) -> None:
     """Write Harbor task directories (task.toml, instruction.md, environment/, tests/, solution/)."""
 
@@ -119,7 +127,15 @@ def export(
         bar = progress.add_task("exporting", total=len(specs))
         for spec in specs:
             progress.update(bar, description=f"exporting {spec.name}")
-            export_task(spec, out, heldout_seed=heldout_seed, replace=force, data_dir=data_dir, in_parts=handoff_parts)
+            export_task(
+                spec,
+                out,
+                heldout_seed=heldout_seed,
+                replace=force,
+                data_dir=data_dir,
+                in_parts=handoff_parts,
+                mounted=handoff_mount,
+            )
             progress.advance(bar)
     console.print(f"exported {len(specs)} task(s) to {out}")
 

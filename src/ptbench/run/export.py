@@ -9,7 +9,8 @@ Layout of `OUT/<name>/`:
   environment type;
 - instruction.md: rendered from the catalog's templates;
 - environment/: the container image's build context (`run/image.py`: Dockerfile, ptbench's own wheel and its pins),
-  the same for every task of a device class; the local environment ignores it;
+  the same for every task of a device class; the local environment ignores it; with `mounted`, also the
+  docker-compose.yaml that binds the trial's agent/ dir into the verifier (catalog/handoff_mount.py);
 - tests/: test.sh (runs `ptbench verify`), task.json, a copy of instruction.md and, for frogs, heldout.jsonl with
   its manifest: Harbor uploads tests/ only for the verifier, so held-out boards never enter the agent's environment;
 - with a data directory (`data_dir=`): the benchmark's test side in tests/data/ (the verifier's
@@ -33,6 +34,7 @@ from harbor.models.task.config import (
 
 from ptbench import __version__
 from ptbench.benchmarks.registry import BENCHMARKS
+from ptbench.catalog import handoff_mount
 from ptbench.catalog.heldout import resolve_heldout_seed, write_heldout
 from ptbench.catalog.instructions import INSTRUCTION_FILE, render_instruction
 from ptbench.catalog.spec import TaskSpec
@@ -74,44 +76,57 @@ def export_task(
     replace: bool = False,
     data_dir: Path | None = None,
     in_parts: bool = False,
+    mounted: bool = False,
 ) -> Path:
     """Write `out/<spec.name>/` and return it. An existing directory is a UserError unless `replace`.
 
     `data_dir` (a data directory from `ptbench data build`) puts the benchmark's data in the task:
     train and dev files for the agent, the test side for the verifier; frogs tasks need none. `in_parts` hands the
-    submission to the verifier in parts of at most 4 GiB (verify/parts.py), for environments that cap one transfer.
+    submission to the verifier in parts of at most 4 GiB (verify/parts.py), for environments that cap one transfer;
+    `mounted` through the trial's agent/ dir, bind-mounted into the verifier (catalog/handoff_mount.py), for compose
+    environments, where Harbor's upload holds the artifact in memory.
 
     The directory is built beside its destination and moved into place, so a crash never leaves a
     half-written task where Harbor would find it.
     """
+    if in_parts and mounted:
+        raise UserError("--handoff-parts and --handoff-mount are two ways to hand the model over: choose one")
     dest = out / spec.name
     if (dest.exists() or dest.is_symlink()) and not replace:
         raise UserError(f"{dest} exists; pass --force to replace it")
     with staged_dir(dest) as staging:
-        _write_task(spec, staging, heldout_seed, data_dir, in_parts)
+        _write_task(spec, staging, heldout_seed, data_dir, in_parts, mounted)
     return dest
 
 
 HANDOFF_TIMEOUT_SEC = 1800.0
-"""The collect hook hashes the submission once (an 8 GB model: about a minute on one core), far inside this."""
+"""The collect hook hashes the submission once (an 8 GB model: about a minute on one core) and, when `mounted`, copies
+it once (about as long), far inside this."""
 
 
 def _write_task(
-    spec: TaskSpec, root: Path, heldout_seed: int | None, data_dir: Path | None, in_parts: bool = False
+    spec: TaskSpec,
+    root: Path,
+    heldout_seed: int | None,
+    data_dir: Path | None,
+    in_parts: bool = False,
+    mounted: bool = False,
 ) -> None:
     agent_files = None if data_dir is None or spec.is_frogs else copy_task_data(data_dir, spec.benchmark, root)
     agent_data = str(agent_data_path(spec.benchmark)) if agent_files is not None else None
-    write_atomic(root / "task.toml", task_toml(spec, agent_data, in_parts))
+    write_atomic(root / "task.toml", task_toml(spec, agent_data, in_parts, mounted))
     instruction = render_instruction(spec, agent_data, agent_files or [])
     write_atomic(root / INSTRUCTION_FILE, instruction)
     write_image_context(root / "environment", spec.device)
+    if mounted:
+        write_atomic(root / "environment" / "docker-compose.yaml", handoff_mount.COMPOSE)
     tests = root / "tests"
     _write(
         tests / "test.sh",
         _render(
             "test.sh.jinja",
             name=spec.name,
-            submission=submission_path(spec),
+            submission=handoff_mount.verifier_path(submission_path(spec)) if mounted else submission_path(spec),
             workspace=WORKDIR,
             agent_logs=AGENT_LOGS,
             handoff=HANDOFF_RECORD,
@@ -136,7 +151,7 @@ def _write_task(
     spec.dump(root / "solution" / "task.json")
 
 
-def task_toml(spec: TaskSpec, agent_data: str | None = None, in_parts: bool = False) -> str:
+def task_toml(spec: TaskSpec, agent_data: str | None = None, in_parts: bool = False, mounted: bool = False) -> str:
     """task.toml for a spec, serialised by Harbor's own TaskConfig (so Harbor reads back what we meant);
     `agent_data`, where the agent finds its benchmark data, becomes $PTBENCH_DATA_DIR."""
 
@@ -168,7 +183,8 @@ def task_toml(spec: TaskSpec, agent_data: str | None = None, in_parts: bool = Fa
                 VerifierCollectConfig(
                     # no --stop-others: $PTBENCH_STOP_OTHERS, from the host, turns it on where it is safe
                     command=f"ptbench handoff-record {submission_path(spec)} {HANDOFF_RECORD}"
-                    + (f" --parts {PARTS_DIR}" if in_parts else ""),
+                    + (f" --parts {PARTS_DIR}" if in_parts else "")
+                    + (f" && {handoff_mount.copy_command(submission_path(spec))}" if mounted else ""),
                     timeout_sec=HANDOFF_TIMEOUT_SEC,
                     user="root",
                 )
@@ -189,7 +205,7 @@ def task_toml(spec: TaskSpec, agent_data: str | None = None, in_parts: bool = Fa
                 retries=2,
             ),
         ),
-        artifacts=artifacts(spec, in_parts),
+        artifacts=handoff_mount.mounted_artifacts(spec) if mounted else artifacts(spec, in_parts),
     )
     return config.model_dump_toml()
 

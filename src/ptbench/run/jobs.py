@@ -60,6 +60,18 @@ def resolve_environment(name: str) -> EnvironmentConfig:
         raise UserError(f"unknown environment {name!r}: use one of {known} or module:Class") from None
 
 
+def hands_off_by_mount(environment: EnvironmentConfig) -> bool:
+    """Podman: catalog tasks are exported with `--handoff-mount` and run with Harbor's log mounts, since Harbor's
+    upload into a podman-compose 1.x container holds the whole submission in the host's memory, twice
+    (catalog/handoff_mount.py)."""
+    return environment.type == EnvironmentType.PODMAN
+
+
+def with_log_mounts(environment: EnvironmentConfig) -> EnvironmentConfig:
+    """Harbor's log dirs bind-mounted from the trial dir (`--ek auto_mounting=true`): the mount route needs them."""
+    return environment.model_copy(update={"kwargs": {**environment.kwargs, "auto_mounting": True}}, deep=True)
+
+
 def is_local(environment: EnvironmentConfig) -> bool:
     """Whether a job runs on our local environment (named by its one import path)."""
     return environment.import_path == LOCAL_ENVIRONMENT
@@ -73,10 +85,12 @@ def resolve_tasks(
     agent_hours: float | None = None,
     gpus: int | None = None,
     decoding: str | None = None,
+    mounted: bool = False,
 ) -> list[TaskConfig]:
     """Task dirs as given, catalog names exported into `export_dir` (with `data_dir`'s benchmark data, under the
-    budget `agent_hours` and `gpus` override, `TaskSpec.with_budget`, and the `decoding` mode, `with_decoding`); each
-    checked as a Harbor task. An override on a task dir is a UserError: it was written for its own settings."""
+    budget `agent_hours` and `gpus` override, `TaskSpec.with_budget`, and the `decoding` mode, `with_decoding`;
+    `mounted`: with the submission through the mount, `hands_off_by_mount`); each checked as a Harbor task. An
+    override on a task dir is a UserError: it was written for its own settings."""
     if not refs:
         raise UserError("give at least one --task")
     override = agent_hours is not None or gpus is not None or decoding is not None
@@ -89,7 +103,8 @@ def resolve_tasks(
                 "(export it again with `ptbench tasks export NAME` and those options)"
             )
         if not (path / "task.toml").is_file():
-            path = _export_catalog_task(get_task_variant(ref, agent_hours, gpus, decoding), export_dir, data_dir)
+            spec = get_task_variant(ref, agent_hours, gpus, decoding)
+            path = _export_catalog_task(spec, export_dir, data_dir, mounted)
         path = path.resolve()
         try:
             Task(path)
@@ -108,8 +123,9 @@ def get_task_variant(
     return get_task(name).with_budget(agent_hours, gpus).with_decoding(decoding)
 
 
-def _export_catalog_task(spec: TaskSpec, export_dir: Path, data_dir: Path | None) -> Path:
-    return export_task(spec, export_dir, replace=True, data_dir=data_dir)  # replace: leftovers of a run never started
+def _export_catalog_task(spec: TaskSpec, export_dir: Path, data_dir: Path | None, mounted: bool) -> Path:
+    # replace: leftovers of a run never started
+    return export_task(spec, export_dir, replace=True, data_dir=data_dir, mounted=mounted)
 
 
 def build_job_config(

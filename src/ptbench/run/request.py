@@ -103,6 +103,8 @@ def prepare(request: RunRequest, console: Console) -> PreparedRun:
         job_dir = jobs_dir / name
         if job_dir.exists():
             raise UserError(f"job {name} already exists at {job_dir}; continue it with --resume {name}")
+        environment = jobs.resolve_environment(request.env or "local")
+        mounted = jobs.hands_off_by_mount(environment)
         config = jobs.build_job_config(
             job_name=name,
             jobs_dir=jobs_dir,
@@ -113,10 +115,11 @@ def prepare(request: RunRequest, console: Console) -> PreparedRun:
                 agent_hours=request.agent_hours,
                 gpus=request.gpus,
                 decoding=request.decoding,
+                mounted=mounted,
             ),
             agents=request.agents,
             seeds=1 if request.seeds is None else request.seeds,
-            environment=jobs.resolve_environment(request.env or "local"),
+            environment=jobs.with_log_mounts(environment) if mounted else environment,
             concurrency=4 if request.concurrency is None else request.concurrency,
             console=console,
             settings=agent_settings(request.agent_config, request.agent_kwargs, request.agent_env),
