@@ -7,6 +7,9 @@ setup:
 demo: setup
 	.venv/bin/ptbench demo
 
+# pytest: one worker more than the cores, since the heaviest files wait on the clock as much as they compute (agent
+# budgets, Slurm's scheduling, sandboxes starting): with two workers on 2 cores the suite's processes kept the cores
+# busy about 60% of its wall time (bench/README.md, "The test suite's workers")
 # compileall: ptbench's own modules byte-compiled once (the sandboxes see the checkout read-only and cannot write
 # them; with PYTHONDONTWRITEBYTECODE set nothing does, and every test process, CLI and verifier compiled them)
 test: setup
@@ -15,7 +18,7 @@ test: setup
 	.venv/bin/mypy
 	.venv/bin/lint-imports --no-cache
 	.venv/bin/python -m compileall -q src
-	.venv/bin/python -m pytest -q -n auto --dist loadfile --no-loadscope-reorder --durations=20 tests
+	.venv/bin/python -m pytest -q -n $$(( $$(nproc) + 1 )) --dist loadfile --no-loadscope-reorder --durations=20 tests
 
 bench:
 	@scripts/setup-venv dev,bench

@@ -31,7 +31,7 @@ from ptbench.run.agents import AgentSettings
 
 from .trials import run_jobs, timing_rows
 
-pytestmark = pytest.mark.heavy(440)
+pytestmark = pytest.mark.heavy(330)
 
 FROGS, HUMANEVAL = "frogs-single-tiny", "humaneval-tiny"
 TERMINUS = "terminus-2@openai/scripted"

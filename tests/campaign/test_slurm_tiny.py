@@ -14,7 +14,7 @@ from campaign_helpers import campaign_cli, status, store_trials, submit
 from slurm_cluster import SlurmCluster
 from tests.conftest import run_cli
 
-pytestmark = [pytest.mark.slow, pytest.mark.heavy(420)]
+pytestmark = [pytest.mark.slow, pytest.mark.heavy(220)]
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "campaigns"
 
