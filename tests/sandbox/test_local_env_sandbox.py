@@ -424,3 +424,32 @@ def test_a_command_whose_exit_wakeup_is_lost_still_returns_and_says_so(tmp_path)
 
     assert in_env(make_env(tmp_path, logger=logger), scenario).return_code == 3
     assert any("found by the periodic check" in message for message in handler.messages), handler.messages
+
+
+def test_a_holder_that_fails_to_start_is_started_again_and_the_sandbox_works(tmp_path, monkeypatch, caplog):
+    """bubblewrap reads the host's mount table while other sandboxes change it: once in a full suite run it did not
+    find its own bind there, and a campaign's trial failed as the machine's. A failed start leaves nothing behind,
+    so the holder is started again, up to HOLDER_STARTS times; then the failure is the machine's (not a score).
+    Here the first starts fail as that one did (a bind bubblewrap cannot find), then the real holder starts."""
+    from ptbench.errors import InfrastructureError
+    from ptbench.sandbox import local
+    from ptbench.sandbox.proc.process import Holder, HolderStartError
+
+    real_start = Holder.start
+    failures = {"left": local.HOLDER_STARTS - 1}
+
+    async def flaky_start(*args, **kwargs):
+        if failures["left"] > 0:
+            failures["left"] -= 1
+            raise HolderStartError('bubblewrap failed to start the sandbox: Unable to find "/newroot/x" in mount table')
+        return await real_start(*args, **kwargs)
+
+    monkeypatch.setattr(Holder, "start", flaky_start)
+    with caplog.at_level(logging.WARNING):
+        assert in_env(make_env(tmp_path), lambda env: ok(env, "echo started")).strip() == "started"
+    assert failures["left"] == 0 and sum("starting it again" in r.message for r in caplog.records) == 2
+
+    failures["left"] = local.HOLDER_STARTS  # every start fails: the machine's failure, and nothing is left
+    with pytest.raises(InfrastructureError, match="mount table"):
+        in_env(make_env(tmp_path / "again"), lambda env: ok(env, "true"))
+    assert list((tmp_path / "again" / "sandboxes").glob("*")) == []

@@ -81,7 +81,7 @@ from ptbench.sandbox.proc.exec import (
     exec_command,
 )
 from ptbench.sandbox.proc.limits import EnforcedLimits, enforced_controllers, task_limits
-from ptbench.sandbox.proc.process import Holder, run_command
+from ptbench.sandbox.proc.process import Holder, HolderStartError, run_command
 from ptbench.sandbox.proc.spawn import Preexec, Spawner
 from ptbench.sandbox.proc.usage import write_usage
 from ptbench.sandbox.record.activity import VERIFIER_PLACES
@@ -100,6 +100,10 @@ from ptbench.sandbox.rootless import (
 from ptbench.tinker_meter import RELAY_FILE, RelayRecord
 
 ENVIRONMENT_TYPE = "local"
+HOLDER_STARTS = 3
+"""Starts of a sandbox's holder before its failure is the machine's, for the trial to be retried: bubblewrap reads
+the mount table while other sandboxes mount and unmount their disks, and once in a full suite run it did not find
+its own bind there ("Unable to find .../etc/passwd in mount table")."""
 
 
 def _chain(*steps: Preexec) -> Preexec:
@@ -376,10 +380,34 @@ class LocalEnvironment(BaseEnvironment):
     async def _start_holder(self, seccomp: bytes) -> None:
         """The sandbox's processes on its root: the holder (fresh pid, ipc, uts and network namespaces), the
         egress proxy's listeners in its namespace, the forwarder of forwarded ports."""
+        tools = self._tools
+        assert tools is not None
+        gpu_nodes = gpus.nodes_for(self._gpu_nodes, self._gpus) if self._gpus else []
+        self._holder = holder = await self._started_holder(seccomp, gpu_nodes)
+        self._network = await self._egress.attach(tools, holder.child_pid)
+        if self._relay is not None:
+            forwarder = await self.exec(self._relay.command(), user="root", timeout_sec=60)
+            if forwarder.return_code != 0:
+                raise RuntimeError(
+                    f"could not forward ports {self._forward_ports} into the sandbox: "
+                    f"{(forwarder.stderr or forwarder.stdout or '').strip()[-300:]}"
+                )
+        self._fresh = True
+
+    async def _started_holder(self, seccomp: bytes, gpu_nodes: list[Path]) -> Holder:
+        """The holder, started again after a failed start (which leaves nothing behind) up to HOLDER_STARTS times."""
+        for attempt in range(1, HOLDER_STARTS):
+            try:
+                return await self._holder_started_once(seccomp, gpu_nodes)
+            except HolderStartError as exc:
+                self.logger.warning(f"{self.session_id}: {exc}; starting it again ({attempt} of {HOLDER_STARTS})")
+                await asyncio.sleep(0.2 * attempt)
+        return await self._holder_started_once(seccomp, gpu_nodes)
+
+    async def _holder_started_once(self, seccomp: bytes, gpu_nodes: list[Path]) -> Holder:
         env_dir, tools, enforced = self._env_dir, self._tools, self._enforced
         assert env_dir is not None and tools is not None and enforced is not None
-        gpu_nodes = gpus.nodes_for(self._gpu_nodes, self._gpus) if self._gpus else []
-        self._holder = await Holder.start(
+        return await Holder.start(
             lambda info_fd, seccomp_fd: holder_command(
                 tools,
                 env_dir.root,
@@ -395,15 +423,6 @@ class LocalEnvironment(BaseEnvironment):
             enforced.spawn_step if tools.rootless else _chain(enforced.spawn_step, HolderBoundingSet(capability_set())),
             seccomp_program=seccomp,
         )
-        self._network = await self._egress.attach(tools, self._holder.child_pid)
-        if self._relay is not None:
-            forwarder = await self.exec(self._relay.command(), user="root", timeout_sec=60)
-            if forwarder.return_code != 0:
-                raise RuntimeError(
-                    f"could not forward ports {self._forward_ports} into the sandbox: "
-                    f"{(forwarder.stderr or forwarder.stdout or '').strip()[-300:]}"
-                )
-        self._fresh = True
 
     async def _end_agent_phase(self) -> None:
         """Before the verifier: end every process of the sandbox (its pid namespace ends with its init, and is

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ptbench.errors import PtbenchError
+from ptbench.errors import InfrastructureError, PtbenchError
 from ptbench.sandbox.proc.exec import DEFAULT_PATH
 from ptbench.sandbox.proc.proctree import descendants, describe, read_stat
 from ptbench.sandbox.proc.spawn import Preexec, SpawnedCommand, Spawner, readable
@@ -36,6 +36,11 @@ OUTPUT_HEAD_BYTES = 8 << 20
 OUTPUT_TAIL_BYTES = 1 << 20
 # How long the kernel may take to end every process of a killed sandbox (each is SIGKILLed at once).
 _END_TIMEOUT_SEC = 60.0
+
+
+class HolderStartError(InfrastructureError, RuntimeError):
+    """bubblewrap did not start the sandbox, or its first process died as it started: the machine's failure (a start
+    can race the host's mount table, which other sandboxes' disks change at the same moment)."""
 
 
 class CommandTimeoutError(PtbenchError, RuntimeError):
@@ -106,7 +111,9 @@ class Holder:
             log_path.write_bytes(before)
             if not info or not ready:
                 message = before.decode(errors="replace").strip().splitlines()
-                raise RuntimeError(f"bubblewrap failed to start the sandbox: {message[-1] if message else 'no output'}")
+                raise HolderStartError(
+                    f"bubblewrap failed to start the sandbox: {message[-1] if message else 'no output'}"
+                )
         except BaseException:
             if output_open:
                 os.close(output_read)
@@ -117,7 +124,7 @@ class Holder:
         holder._pidfd = os.pidfd_open(holder.child_pid)
         if not holder.is_alive():
             await holder.stop()
-            raise RuntimeError("the sandbox's first process died as it started")
+            raise HolderStartError("the sandbox's first process died as it started")
         return holder
 
     def is_alive(self) -> bool:
