@@ -175,6 +175,11 @@ def test_the_boards_scan_runs_in_the_bounded_child_and_its_boards_reach_the_veri
     write_set(heldout, path, seed=5, tiers=("tiny",))
     workspace.mkdir()
     (workspace / "boards.jsonl").write_text(SPELLINGS["board records (JSONL)"](heldout[:4]))
+    if memory_mb is not None:
+        # a 64 MiB file: reading it needs a mapping of its own (glibc serves requests over 32 MiB with mmap), so it
+        # cannot fit in the free heap the child inherited; with the small file alone a worker whose heap had room
+        # left ran the whole scan within 1 MiB more and truly passed (a cold CI, 2026-12-03)
+        (workspace / "notes.txt").write_bytes((b"no board on this line" + b"." * 42 + b"\n") * (1 << 20))
     inputs = IntegrityInputs(workspace=workspace, logs=[], heldout=path)
     result = {r.name: r for r in before_evaluation(get_task("frogs-single-tiny"), tmp_path / "none", inputs)}[BOARDS]
     assert "scan_peak_rss_mb" in result.evidence.numbers, result  # the child's own peak: it ran in one

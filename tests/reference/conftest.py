@@ -12,9 +12,11 @@ import pytest
 
 
 @contextmanager
-def cpu_hogs(count: int) -> Iterator[None]:
-    """`count` CPU-bound processes running for the block's length."""
-    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+def cpu_hogs(count: int, nice: int = 0) -> Iterator[None]:
+    """`count` CPU-bound processes running for the block's length, at niceness `nice` (19: they take only the CPU
+    that the other processes leave, and still keep every core busy)."""
+    code = f"import os\nos.nice({nice})\nwhile True: pass"
+    hogs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(count)]
     try:
         yield
     finally:
