@@ -12,7 +12,7 @@ demo: setup
 # busy about 60% of its wall time (bench/README.md, "The test suite's workers")
 # compileall: ptbench's own modules byte-compiled once (the sandboxes see the checkout read-only and cannot write
 # them; with PYTHONDONTWRITEBYTECODE set nothing does, and every test process, CLI and verifier compiled them)
-# mypy beside pytest, its report after the tests': with no cache (a new clone) it checks for about a minute on one
+# mypy beside pytest, its report after the tests; with no cache (a new clone) it checks for about a minute on one
 # core, while the suite's start (three workers collecting) leaves room; either failing fails the target
 test: setup
 	.venv/bin/ruff check src tests bench

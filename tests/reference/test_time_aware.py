@@ -68,12 +68,9 @@ def cpu_load() -> Iterator[None]:
     pytest-xdist one, at niceness 19: there the other workers' tests are the load, and a hog of their priority only
     took their time (40 CPU s for the test's 40 s); niced, it takes what they leave, so the cores stay busy whatever
     they are doing."""
-    if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
-        with cpu_hogs(1, nice=19):
-            yield
-    else:
-        with cpu_hogs(2):
-            yield
+    xdist = bool(os.environ.get("PYTEST_XDIST_WORKER_COUNT"))
+    with cpu_hogs(1 if xdist else 2, nice=19 if xdist else 0):
+        yield
 
 
 def test_the_deadline_comes_from_the_start_stamp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
