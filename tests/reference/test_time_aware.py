@@ -162,10 +162,14 @@ def test_a_budget_too_short_under_load_ends_in_time_with_the_best_model(
     best = max(report.evaluations, key=lambda e: (e.pass_rate, e.parse_rate))
     first_best = next(e for e in report.evaluations if (e.pass_rate, e.parse_rate) == (best.pass_rate, best.parse_rate))
     assert (report.saves[-1].phase, report.saves[-1].step) == (first_best.phase, first_best.step)
-    assert [e.phase for e in report.evaluations][-1] == "SFT"  # the step the deadline stopped was evaluated
+    # the step the deadline stopped was evaluated: SFT's, or (where evaluations are quick enough that the time SFT's
+    # fitted schedule left holds a few GRPO steps: a 2-core Intel Xeon, 2026-12-03) the shrunk first stage's
+    last = report.evaluations[-1].phase
+    assert last in ("SFT", "GRPO N=4"), [e.phase for e in report.evaluations]
     assert report.sft_stopped_at_gate is False
     assert any(note.startswith("SFT stopped at step") and "lack of time" in note for note in report.notes)
-    assert any("skipped" in note and "N=4, N=5" in note for note in report.notes)  # GRPO did not fit
+    not_fitted = "N=4, N=5" if last == "SFT" else "N=5"
+    assert any("skipped" in note and not_fitted in note for note in report.notes), report.notes  # GRPO did not fit
     assert "submission[/bold] saved" not in log.getvalue() and "submission saved" in log.getvalue()
     assert any(note.startswith("torch threads: 1 (other processes kept") for note in report.notes)  # the load seen
     assert "the cosine schedule ended at step" in log.getvalue()  # fitted to the deadline, so it settled
