@@ -99,7 +99,14 @@ def reference(
         print(recipe.model_dump_json(indent=2))
         return
     from ptbench.models.device import require_device  # startup: not needed by `ptbench --help`
+
+    # before the recipe's libraries load (10 s of CPU) or any data is built: a cuda recipe on a machine without a GPU,
+    # or a Tinker task with no API to train through, is one line within a few seconds
+    require_device(recipe.device)
+    if spec.backend == "tinker":
+        from ptbench.models.backends.tinker_sampler import checked_service_url
+
+        checked_service_url()
     from ptbench.reference.run import run_reference  # heavy: transformers (1.0 s CPU)
 
-    require_device(recipe.device)  # before any data is built: a cuda recipe on a machine without a GPU is one line
     run_reference(spec, out, recipe=recipe, base_dir=base_model, data_dir=data_dir, report_path=report, force=force)

@@ -44,12 +44,11 @@ def read_tinker_path(path_file: Path) -> str:
     return text
 
 
-def open_service(base_url: str | None = None) -> Any:
-    """A tinker ServiceClient on `base_url`, else $TINKER_BASE_URL, else the service (key: $TINKER_API_KEY), checked
-    first: a missing key or a server that does not answer is a one-line UserError, never a hang (the SDK retries a
-    dead address without end)."""
+def checked_service_url(base_url: str | None = None) -> str | None:
+    """The Tinker API's address (`base_url`, else $TINKER_BASE_URL, else None: the service), checked: a missing key
+    ($TINKER_API_KEY) or a server that does not answer is a one-line UserError, never a hang (the SDK retries a dead
+    address without end). Cheap (no tinker SDK): callers check before loading anything heavy."""
     import httpx  # heavy: httpx (0.3 s CPU)
-    import tinker  # heavy: tinker (3.6 s CPU)
 
     if not os.environ.get(KEY_ENV):
         raise UserError(
@@ -62,6 +61,14 @@ def open_service(base_url: str | None = None) -> Any:
             httpx.get(f"{url.rstrip('/')}/api/v1/healthz", timeout=HEALTH_SECONDS).raise_for_status()
         except httpx.HTTPError as exc:
             raise UserError(f"the Tinker API at {url} does not answer: {first_line(exc)}") from exc
+    return url
+
+
+def open_service(base_url: str | None = None) -> Any:
+    """A tinker ServiceClient on the address `checked_service_url` checks first."""
+    import tinker  # heavy: tinker (3.6 s CPU)
+
+    url = checked_service_url(base_url)
     try:
         return tinker.ServiceClient(base_url=url or None)
     except tinker.TinkerError as exc:
