@@ -1,6 +1,6 @@
 """The container test's base image, started early: as soon as the session has collected the podman test, one test
 process starts `scripts/podman/base-image --from-venv` in the background, so that its minutes of downloads and disk
-writes (debootstrap, then the import of the venv's ~7 GB; little CPU) overlap the suite's first files instead of
+writes (debootstrap, then the import of the venv's ~5 GB; little CPU) overlap the suite's first files instead of
 holding a worker when the test's fixture gets to it. The fixture runs the same script, which waits on the script's
 lock until the early build is done and then finds the image up to date (or builds it, with its output shown, when the
 early build failed). The early build's output goes to a log in the temp dir; it runs to its end even when the
