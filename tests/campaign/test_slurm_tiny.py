@@ -1,8 +1,7 @@
 """The shipped tiny campaign (examples/campaigns/tiny-slurm.toml: frogs-single-tiny and gsm8k-tiny, the reference
 agent, gsm8k's data built from the fixtures) on a real single-node Slurm, from `ptbench campaign submit` to
-`ptbench report`; cut to a smoke run by the campaign's own budget override and to one seed of its two (each seed is
-one more pair of trials of the same path: two trials of 2 cores' CPU, half the test's, for nothing the first seed
-does not show; the plan's seeds x tasks matrix is test_campaign_plan's)."""
+`ptbench report`; cut to a smoke run by the campaign's own budget override, and to one seed of its two: a second
+seed runs the same path twice more, at twice the CPU (the plan's seeds x tasks matrix is test_campaign_plan's)."""
 
 from __future__ import annotations
 

@@ -100,8 +100,8 @@ def reference(
         return
     from ptbench.models.device import require_device  # startup: not needed by `ptbench --help`
 
-    # before the recipe's libraries load (10 s of CPU) or any data is built: a cuda recipe on a machine without a GPU,
-    # or a Tinker task with no API to train through, is one line within a few seconds
+    # before the recipe's libraries load (torch, transformers, inspect_ai: about 12 CPU s on 2 cores) or any data is
+    # built: a cuda recipe on a machine without a GPU, or a Tinker task with no API to train through, is one line
     require_device(recipe.device)
     if spec.backend == "tinker":
         from ptbench.models.backends.tinker_sampler import checked_service_url
